@@ -1,0 +1,36 @@
+import Foundation
+import Switchboard
+
+/// Runs the demo's scenarios against a server at `baseURL`, using `Switchboard.shared`.
+enum DemoRunner {
+    /// One scenario: a title and what it does.
+    struct Scenario: Sendable {
+        let title: String
+        let run: @Sendable (Transcript) async -> Void
+    }
+
+    /// Every scenario, in order.
+    static let scenarios: [Scenario] = ObserverScenarios.all + ErrorScenarios.all
+
+    /// Configures the shared dispatcher for `baseURL` and runs every scenario. Returns whether every
+    /// expectation held.
+    static func run(baseURL: URL, transcript: Transcript) async -> Bool {
+        Switchboard.shared.configuration.baseURL = baseURL
+        for (index, scenario) in scenarios.enumerated() {
+            transcript.say("")
+            transcript.say("== \(index + 1). \(scenario.title)")
+            await scenario.run(transcript)
+        }
+        return transcript.failed.isEmpty
+    }
+}
+
+extension Switchboard {
+    /// Sends `request` and waits until its completion ran on the callback queue, which is after every
+    /// observer's delivery of the same event on that queue.
+    func sendAndWait<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
+        await withCheckedContinuation { continuation in
+            send(request) { continuation.resume(returning: $0) }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Switchboard
+
+/// A screen on the main actor, registered by method reference: the Swift form of seed 002's
+/// `addDelegate:` plus a callback selector.
+@MainActor
+final class ProfileScreen {
+    private let transcript: Transcript
+    private(set) var names: [String] = []
+
+    init(transcript: Transcript) {
+        self.transcript = transcript
+        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
+    }
+
+    func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
+        guard case .succeeded(let response) = event else { return }
+        let name = response.json["user"]["name"].string ?? "?"
+        names.append(name)
+        transcript.say("  ProfileScreen (method reference, main actor) shows \(name)")
+    }
+}
+
+/// A plain object registered with a closure; counts the users it saw.
+final class BadgeCounter: @unchecked Sendable {
+    // `@unchecked Sendable`: `count` is only touched on the main queue, where its observer runs.
+    private(set) var count = 0
+    let transcript: Transcript
+
+    init(transcript: Transcript) {
+        self.transcript = transcript
+        Switchboard.shared.addObserver(self, for: GetUserInfo.self) { counter, event in
+            guard case .succeeded = event else { return }
+            counter.count += 1
+            counter.transcript.say("  BadgeCounter (closure) counted \(counter.count)")
+        }
+    }
+}
+
+/// Listens for one response, then removes itself from inside its callback (seed 002: "remove yourself
+/// from the set after the request ends").
+final class OneShotListener: @unchecked Sendable {
+    // `@unchecked Sendable`: `calls` is only touched on the main queue, where its observer runs.
+    private(set) var calls = 0
+    let transcript: Transcript
+
+    init(transcript: Transcript) {
+        self.transcript = transcript
+        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: OneShotListener.done)
+    }
+
+    func done(_ event: RequestEvent<GetUserInfo>) {
+        guard event.isTerminal else { return }
+        calls += 1
+        transcript.say("  OneShotListener got its answer and removes itself")
+        Switchboard.shared.removeObserver(self)
+    }
+}
+
+/// An observer that is gone before the response comes.
+final class ShortLivedObserver {
+    let transcript: Transcript
+    init(transcript: Transcript) {
+        self.transcript = transcript
+        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ShortLivedObserver.changed)
+    }
+    func changed(_ event: RequestEvent<GetUserInfo>) {
+        transcript.say("  ShortLivedObserver was called after it was deallocated (wrong)")
+    }
+}
+
+enum ObserverScenarios {
+    static let all: [DemoRunner.Scenario] = [
+        DemoRunner.Scenario(title: "Two observers of GetUserInfo: a method reference and a closure") { transcript in
+            let screen = await ProfileScreen(transcript: transcript)
+            let counter = BadgeCounter(transcript: transcript)
+            let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "123"))
+            let names = await screen.names
+            transcript.check(names == ["User 123"] && counter.count == 1, "both observers received User 123")
+            transcript.check((try? result.get().statusCode) == 200, "the send's own closure got the response too")
+            Switchboard.shared.removeObserver(screen)
+            Switchboard.shared.removeObserver(counter)
+        },
+        DemoRunner.Scenario(title: "An observer removes itself inside its callback") { transcript in
+            let listener = OneShotListener(transcript: transcript)
+            let counter = BadgeCounter(transcript: transcript)
+            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "1"))
+            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "2"))
+            transcript.check(listener.calls == 1, "the listener heard the first response only")
+            transcript.check(counter.count == 2, "the other observer heard both")
+            Switchboard.shared.removeObserver(counter)
+        },
+        DemoRunner.Scenario(title: "A deallocated observer gets nothing") { transcript in
+            var observer: ShortLivedObserver? = ShortLivedObserver(transcript: transcript)
+            weak var weakObserver = observer
+            observer = nil
+            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "7"))
+            transcript.check(weakObserver == nil, "the observer was deallocated, and nothing called it")
+            transcript.check(Switchboard.shared.observerCount(for: GetUserInfo.self) == 0, "the registry pruned it")
+        },
+        DemoRunner.Scenario(title: "The async form, and an event stream") { transcript in
+            let stream = Switchboard.shared.events(for: GetUserInfo.self)
+            do {
+                let response = try await Switchboard.shared.response(for: GetUserInfo(id: "42"))
+                transcript.say("  await response(for:) → \(response.json["user"]["name"].string ?? "?"), nickname \(response.json["user"]["nickname"].string ?? "?")")
+                transcript.check(response.json["user"]["id"].string == "42", "the decoded JSON is there, typed")
+            } catch {
+                transcript.check(false, "await response(for:) failed: \(error)")
+            }
+            var seen: [String] = []
+            for await event in stream {
+                switch event {
+                case .started: seen.append("started")
+                case .succeeded: seen.append("succeeded")
+                default: seen.append("other")
+                }
+                if event.isTerminal { break }
+            }
+            transcript.say("  the stream saw: \(seen.joined(separator: " → "))")
+            transcript.check(seen == ["started", "succeeded"], "one start, one terminal event")
+        },
+    ]
+}

@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves one connection on its own thread: reads requests in a keep-alive loop, routes them, writes
+/// the responses. The caller closes the socket afterwards.
+struct ConnectionHandler {
+    let fd: Int32
+    let core: ServerCore
+
+    func run() {
+        var reader = ConnectionReader(fd: fd)
+        while !core.stopSignal.isStopped {
+            let head: HTTPRequestParser.Head
+            let body: Data
+            do {
+                guard let parsed = try HTTPRequestParser.readHead(from: &reader) else { return }
+                head = parsed
+                let framing = try HTTPRequestParser.framing(of: head)
+                if framing != .none,
+                   head.header("Expect")?.lowercased().contains("100-continue") == true,
+                   head.version == "HTTP/1.1" {
+                    guard SocketIO.sendAll(fd, Self.continueLine) else { return }
+                }
+                body = try HTTPRequestParser.readBody(framing, from: &reader)
+            } catch let rejection as HTTPRequestParser.Rejection {
+                let response = ResponseWriter.errorResponse(status: rejection.status, message: rejection.message)
+                _ = ResponseWriter.write(response, to: fd, headOnly: false, closeAfter: true, stopSignal: core.stopSignal)
+                return
+            } catch {
+                return // the peer closed mid-request
+            }
+
+            var request = ServerRequest(method: head.method, target: head.target, version: head.version,
+                                        headers: head.headers, body: body, stopSignal: core.stopSignal)
+            core.recordHit(path: request.path)
+            let response = respond(to: &request)
+            let outcome = ResponseWriter.write(response, to: fd, headOnly: head.method == "HEAD",
+                                               closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
+                                               stopSignal: core.stopSignal)
+            if case .close = outcome { return }
+        }
+    }
+
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    private func respond(to request: inout ServerRequest) -> ServerResponse {
+        let match = core.routes.withLock { $0.match(method: request.method, path: request.path) }
+        switch match {
+        case let .found(handler, parameters):
+            request.pathParameters = parameters
+            return handler(request)
+        case let .methodNotAllowed(allowed):
+            var response = ServerResponse.json(
+                ["error": "method not allowed", "method": request.method, "path": request.path], status: 405)
+            response.headers.append(("Allow", allowed.joined(separator: ", ")))
+            return response
+        case .notFound:
+            return .json(["error": "not found", "path": request.path], status: 404)
+        }
+    }
+}

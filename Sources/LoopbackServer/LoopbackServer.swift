@@ -1,0 +1,117 @@
+import Foundation
+
+/// A small real HTTP/1.1 server on 127.0.0.1 for tests, demos and benchmarks.
+///
+/// Each connection gets its own thread with blocking sockets; connections are kept alive until the client
+/// closes or sends `Connection: close`. Request bodies may use `Content-Length` or chunked encoding, and
+/// `Expect: 100-continue` is answered. Route handlers run on the connection's thread.
+///
+/// ```swift
+/// let server = try LoopbackServer.standard()          // every standard and demo route, ephemeral port
+/// defer { server.stop() }
+/// let url = server.url("/echo?x=1")                    // http://127.0.0.1:PORT/echo?x=1
+///
+/// let custom = LoopbackServer()
+/// custom.route("GET", "/users/:id") { request in .json(["id": request.pathParameters["id"] ?? ""]) }
+/// try custom.start()
+/// ```
+///
+/// A server is started once; after `stop()` it cannot be started again. Dropping the last reference stops it.
+public final class LoopbackServer: Sendable {
+    let core: ServerCore
+
+    /// Creates a server that will listen on an ephemeral port; call ``start()`` to begin serving.
+    public convenience init() {
+        self.init(port: 0)
+    }
+
+    /// Creates a server that will listen on `port` (0 = an ephemeral port chosen by the system).
+    /// - Parameter port: The TCP port on 127.0.0.1.
+    public init(port: UInt16) {
+        core = ServerCore(port: port)
+    }
+
+    deinit {
+        core.stop()
+    }
+
+    /// A started server with every standard route (echo, status, delay, drip, …) and demo route installed.
+    /// - Parameter port: The TCP port on 127.0.0.1; 0 (the default) picks an ephemeral port.
+    /// - Throws: ``LoopbackServerError`` when the socket cannot be bound.
+    public static func standard(port: UInt16 = 0) throws -> LoopbackServer {
+        let server = LoopbackServer(port: port)
+        server.installStandardRoutes()
+        server.installDemoRoutes()
+        try server.start()
+        return server
+    }
+
+    /// Binds 127.0.0.1 and starts accepting connections on a background thread.
+    /// - Throws: ``LoopbackServerError/alreadyStarted`` on a second call, or
+    ///   ``LoopbackServerError/socket(call:errno:)`` when binding fails.
+    public func start() throws {
+        try core.start()
+    }
+
+    /// Closes the listener and every open connection, and waits (briefly) for their threads to finish.
+    /// Idempotent; the port is free again when it returns.
+    public func stop() {
+        core.stop()
+    }
+
+    /// The bound port; 0 before ``start()``.
+    public var port: UInt16 {
+        core.state.withLock { $0.port }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: URL {
+        URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// The URL of `pathAndQuery` on this server, e.g. `url("/echo?x=1")`.
+    /// - Parameter pathAndQuery: A path with optional query; a missing leading `/` is added.
+    /// - Returns: An absolute URL; if the text is not a valid URL it is percent-encoded first.
+    public func url(_ pathAndQuery: String) -> URL {
+        let suffix = pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery
+        let text = "http://127.0.0.1:\(port)" + suffix
+        if let url = URL(string: text) { return url }
+        let escaped = text.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? text
+        return URL(string: escaped) ?? baseURL
+    }
+
+    /// Adds a route. May be called before or after ``start()``.
+    ///
+    /// Patterns are `/`-separated: literals, `:name` captures (see ``ServerRequest/pathParameters``) and a
+    /// trailing `*` matching any rest. Literal patterns are tried before patterns with captures; otherwise
+    /// the most recently added matching route wins, so a test can override a standard route. `HEAD`
+    /// requests fall back to `GET` routes and get no body.
+    /// - Parameters:
+    ///   - method: The method to match (case-insensitive), or `nil` for any.
+    ///   - pattern: A path pattern such as `"/users/:id"` or `"/files/*"`.
+    ///   - handler: Called on the connection's thread; returns the response.
+    public func route(_ method: String?, _ pattern: String, _ handler: @escaping @Sendable (ServerRequest) -> ServerResponse) {
+        core.routes.withLock { $0.add(method: method, pattern: pattern, handler: handler) }
+    }
+
+    /// How many requests reached this exact path (without the query), whatever their method or outcome.
+    /// - Parameter path: A path such as `"/flaky/a"`.
+    public func hits(_ path: String) -> Int {
+        core.state.withLock { $0.hits[path] ?? 0 }
+    }
+
+    /// How many complete requests were received since ``start()``.
+    public var totalRequests: Int {
+        core.state.withLock { $0.totalRequests }
+    }
+
+    /// How many TCP connections were accepted since ``start()``.
+    public var connectionsAccepted: Int {
+        core.state.withLock { $0.connectionsAccepted }
+    }
+
+    /// How many connections are open right now.
+    public var openConnections: Int {
+        core.state.withLock { $0.connections.count }
+    }
+}

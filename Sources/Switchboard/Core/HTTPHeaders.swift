@@ -1,0 +1,118 @@
+/// An ordered list of HTTP header fields whose names compare case-insensitively.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["X-Trace"] = "abc"
+/// headers["accept"]   // "application/json"
+/// ```
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field.
+    public struct Field: Sendable, Hashable {
+        /// The name as it was given (sent with this spelling).
+        public var name: String
+        /// The value.
+        public var value: String
+
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var fields: [Field]
+
+    /// Creates an empty list.
+    public init() { fields = [] }
+
+    /// Creates a list from fields in order; a later field with the same name replaces an earlier one.
+    public init(_ fields: [Field]) {
+        self.fields = []
+        for field in fields { self[field.name] = field.value }
+    }
+
+    /// Creates a list from a dictionary, sorted by name so the order is stable.
+    public init(_ dictionary: [String: String]) {
+        self.init(dictionary.sorted { $0.key < $1.key }.map { Field(name: $0.key, value: $0.value) })
+    }
+
+    /// Creates a list from a dictionary literal, keeping the literal's order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements.map { Field(name: $0.0, value: $0.1) })
+    }
+
+    /// The value for `name` (case-insensitive); setting `nil` removes the field.
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) {
+                if let newValue { fields[index].value = newValue } else { fields.remove(at: index) }
+            } else if let newValue {
+                fields.append(Field(name: name, value: newValue))
+            }
+        }
+    }
+
+    /// Adds or replaces every field of `other`; `other` wins on a name both have.
+    public mutating func merge(_ other: HTTPHeaders) {
+        for field in other.fields { self[field.name] = field.value }
+    }
+
+    /// A copy with every field of `other` added or replaced.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var copy = self
+        copy.merge(other)
+        return copy
+    }
+
+    /// The fields as a dictionary (names as given).
+    public var dictionary: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Whether there are no fields.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Iterates the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// `Name: value` lines.
+    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+
+    /// The first field whose name or value cannot be sent: an empty or non-token name, or a value with
+    /// CR, LF or NUL (header injection). `nil` when every field is valid.
+    package var firstInvalidField: (field: Field, reason: String)? {
+        for field in fields {
+            if field.name.isEmpty { return (field, "empty header name") }
+            if !field.name.utf8.allSatisfy(HTTPHeaders.isTokenByte) {
+                return (field, "header name \(field.name.debugDescription) has characters not allowed in a token")
+            }
+            if field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                return (field, "header \(field.name) has a CR, LF or NUL in its value")
+            }
+        }
+        return nil
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive equality, for header names.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in x == y || (x | 0x20) == (y | 0x20) && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A }
+    }
+}

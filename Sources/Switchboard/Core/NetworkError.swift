@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Why a request failed. Each case carries what you need to act on it; a failure is never disguised
+/// as an empty dictionary (the pitfall of seed 001's common request method).
+public enum NetworkError: Error, Sendable, CustomStringConvertible {
+    /// The request could not be built or sent: no base URL, an invalid URL, a header with a newline,
+    /// parameters the encoding cannot express, or a custom `URLRequest` that threw.
+    case invalidRequest(reason: String)
+    /// The server answered with a status code outside the acceptable set; carries the status, headers
+    /// and body.
+    case httpStatus(ErrorResponse)
+    /// The server answered 401, or challenged for credentials the request didn't have or that were
+    /// rejected. The response's body is empty when the challenge was refused before the body came.
+    case unauthorized(ErrorResponse)
+    /// The response's MIME type is not acceptable for a JSON request.
+    case unacceptableContentType(received: String?, acceptable: Set<String>, response: ErrorResponse)
+    /// The body is not valid JSON; `snippet` shows its start.
+    case decoding(reason: String, snippet: String)
+    /// The body is larger than ``Configuration/maximumResponseSize``.
+    case responseTooLarge(limit: Int)
+    /// The overall deadline passed.
+    case timedOut(after: TimeInterval)
+    /// The request was cancelled (``RequestHandle/cancel()``, ``Switchboard/cancelAll()`` or the
+    /// calling Swift task's cancellation).
+    case cancelled
+    /// The connection failed: refused, lost mid-body, DNS, TLS, an idle timeout.
+    case transport(URLError)
+
+    /// The HTTP status code, when the server answered.
+    public var statusCode: Int? { errorResponse?.statusCode }
+
+    /// The server's answer for status, content-type and auth failures.
+    public var errorResponse: ErrorResponse? {
+        switch self {
+        case .httpStatus(let response), .unauthorized(let response): response
+        case .unacceptableContentType(_, _, let response): response
+        default: nil
+        }
+    }
+
+    /// Whether this is ``cancelled``.
+    public var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+
+    /// One line for logs and transcripts.
+    public var description: String {
+        switch self {
+        case .invalidRequest(let reason): "invalid request: \(reason)"
+        case .httpStatus(let response): "HTTP \(response.statusCode): \(response.bodyPreview)"
+        case .unauthorized(let response): "unauthorized (HTTP \(response.statusCode))"
+        case .unacceptableContentType(let received, let acceptable, _):
+            "unacceptable content type \(received ?? "(none)"), expected one of \(acceptable.sorted().joined(separator: ", "))"
+        case .decoding(let reason, let snippet): "undecodable body: \(reason); body starts \(snippet.debugDescription)"
+        case .responseTooLarge(let limit): "response larger than \(limit) bytes"
+        case .timedOut(let seconds): "timed out after \(seconds) s"
+        case .cancelled: "cancelled"
+        case .transport(let error): "transport error \(error.code.rawValue): \(error.localizedDescription)"
+        }
+    }
+}
+
+/// What the server sent with a failing status: enough to show the error or act on it.
+public struct ErrorResponse: Sendable {
+    /// The HTTP status code.
+    public let statusCode: Int
+    /// The response headers.
+    public let headers: HTTPHeaders
+    /// The body as received (may be empty).
+    public let body: Data
+    /// The URL that answered.
+    public let url: URL?
+
+    /// Creates an error response.
+    public init(statusCode: Int, headers: HTTPHeaders, body: Data, url: URL?) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.body = body
+        self.url = url
+    }
+
+    /// The body decoded as JSON, or `nil` when it isn't JSON.
+    public var json: JSON? { try? JSON.parse(body) }
+
+    /// The body as UTF-8 text (invalid bytes replaced).
+    public var text: String { String(decoding: body, as: UTF8.self) }
+
+    /// The first 200 characters of the body, for messages.
+    public var bodyPreview: String { String(text.prefix(200)) }
+}
+
+extension ErrorResponse {
+    init(_ response: HTTPURLResponse, body: Data) {
+        self.init(statusCode: response.statusCode, headers: HTTPHeaders(response), body: body, url: response.url)
+    }
+}
+
+extension HTTPHeaders {
+    /// The header fields of a response.
+    public init(_ response: HTTPURLResponse) {
+        var headers = HTTPHeaders()
+        for (name, value) in response.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name] = value }
+        }
+        self = headers
+    }
+}

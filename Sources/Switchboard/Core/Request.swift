@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One endpoint of your API, described as a value: the Swift form of YTKNetwork's `YTKBaseRequest`.
+///
+/// Only ``path`` is required; every other member has a default.
+///
+/// ```swift
+/// struct GetUserInfo: Request {
+///     let id: String
+///     var path: String { "/users/\(id)" }
+/// }
+///
+/// struct Register: Request {
+///     let username: String, password: String
+///     var method: HTTPMethod { .post }
+///     var path: String { "/register" }
+///     var parameters: JSON? { ["username": .string(username), "password": .string(password)] }
+/// }
+/// ```
+///
+/// ## How the URL is built
+/// - A ``path`` that is an absolute URL (`https://…`) is used as is: no base URL and no URL filters.
+/// - Otherwise the base URL is ``baseURL`` or, when that is `nil`, ``Configuration/baseURL``, and the
+///   path is appended to the base URL's own path: `https://h/v2` with `users/1` or `/users/1` both give
+///   `https://h/v2/users/1`. (YTKNetwork drops the base URL's path; Switchboard keeps it.)
+/// - ``makeURLRequest(baseURL:)`` returning a request bypasses URL building, parameter encoding and
+///   headers entirely; validation, callbacks and observers still apply.
+public protocol Request: Sendable {
+    /// The HTTP method. Default: `GET`.
+    var method: HTTPMethod { get }
+
+    /// The base URL for this request; `nil` (the default) uses ``Configuration/baseURL``.
+    var baseURL: URL? { get }
+
+    /// The path below the base URL (`/users/1`), or an absolute URL used as is.
+    var path: String { get }
+
+    /// Parameters, a ``JSON`` object for query and form encoding; any JSON for `.json`. Default: none.
+    var parameters: JSON? { get }
+
+    /// Where the parameters go. Default `nil`: the query for `GET`, `HEAD` and `DELETE`, otherwise the
+    /// body with ``Configuration/bodyEncoding``.
+    var parameterEncoding: ParameterEncoding? { get }
+
+    /// Extra header fields. Names and values are checked: a CR, LF or NUL fails the request with
+    /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
+    var headers: HTTPHeaders { get }
+
+    /// HTTP Basic credentials: sent as an `Authorization` header and used for a 401 challenge once.
+    var credentials: Credentials? { get }
+
+    /// The overall deadline in seconds, from send to the last byte; `nil` uses ``Configuration/timeout``.
+    var timeout: TimeInterval? { get }
+
+    /// Scheduling priority. Default: `.default`.
+    var priority: RequestPriority { get }
+
+    /// Status codes that count as success; `nil` uses ``Configuration/acceptableStatusCodes``.
+    var acceptableStatusCodes: Set<Int>? { get }
+
+    /// Acceptable response MIME types; `nil` uses ``Configuration/acceptableContentTypes``; empty accepts any.
+    var acceptableContentTypes: Set<String>? { get }
+
+    /// Whether the body is JSON (checked and decoded) or raw data. Default: `.json`.
+    var responseFormat: ResponseFormat { get }
+
+    /// Whether observers receive ``RequestEvent/progress(_:_:)`` events for this request. Default: `false`,
+    /// which saves a delivery per received chunk on the small JSON requests most apps make.
+    var reportsProgress: Bool { get }
+
+    /// A fully custom `URLRequest` (seed 000's `buildCustomUrlRequest`). Return `nil` (the default) to let
+    /// Switchboard build it. A returned request is sent as it is: ``path``, ``parameters``, ``headers`` and
+    /// the configuration's base URL are not applied.
+    /// - Parameter baseURL: the base URL the request would otherwise use, for convenience.
+    /// - Throws: any error; it is reported as ``NetworkError/invalidRequest(reason:)``.
+    func makeURLRequest(baseURL: URL?) throws -> URLRequest?
+}
+
+extension Request {
+    public var method: HTTPMethod { .get }
+    public var baseURL: URL? { nil }
+    public var parameters: JSON? { nil }
+    public var parameterEncoding: ParameterEncoding? { nil }
+    public var headers: HTTPHeaders { HTTPHeaders() }
+    public var credentials: Credentials? { nil }
+    public var timeout: TimeInterval? { nil }
+    public var priority: RequestPriority { .default }
+    public var acceptableStatusCodes: Set<Int>? { nil }
+    public var acceptableContentTypes: Set<String>? { nil }
+    public var responseFormat: ResponseFormat { .json }
+    public var reportsProgress: Bool { false }
+    public func makeURLRequest(baseURL: URL?) throws -> URLRequest? { nil }
+}

@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A successful answer to a request: the decoded JSON, the raw bytes, the HTTP response, where it came
+/// from and how long it took.
+///
+/// ```swift
+/// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
+/// response.json["user"]["name"].string   // "User 123"
+/// let user = try response.decode(User.self, at: "user")
+/// ```
+public struct Response<R: Request>: Sendable {
+    /// The request this answers.
+    public let request: R
+    /// The HTTP response.
+    public let httpResponse: HTTPURLResponse
+    /// The body, as received.
+    public let data: Data
+    /// The body decoded once, before delivery; `.null` for an empty body or a `.data` request.
+    public let json: JSON
+    /// Where the response came from.
+    public let source: Source
+    /// When it started, when the first byte came, how long it took.
+    public let timing: Timing
+
+    /// Where a response came from.
+    public enum Source: Sendable, Hashable {
+        /// From the server.
+        case network
+        /// From Switchboard's response cache.
+        case cache
+    }
+
+    /// Creates a response (for tests and custom transports).
+    public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing) {
+        self.request = request
+        self.httpResponse = httpResponse
+        self.data = data
+        self.json = json
+        self.source = source
+        self.timing = timing
+    }
+
+    /// The HTTP status code.
+    public var statusCode: Int { httpResponse.statusCode }
+
+    /// The response headers.
+    public var headers: HTTPHeaders { HTTPHeaders(httpResponse) }
+
+    /// The JSON object as a Foundation dictionary (`[String: Any]`), or `nil` when the body isn't an object.
+    /// Never an empty dictionary standing in for a failure.
+    public var dictionary: [String: Any]? { json.foundationObject as? [String: Any] }
+
+    /// Decodes the body (or the value at `key` of a top-level object) with `JSONDecoder`.
+    /// - Parameters:
+    ///   - type: the type to decode.
+    ///   - key: a top-level key to decode from instead of the whole body.
+    ///   - decoder: the decoder to use.
+    /// - Throws: ``NetworkError/decoding(reason:snippet:)`` naming what didn't match.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, at key: String? = nil, decoder: JSONDecoder = JSONDecoder()) throws(NetworkError) -> T {
+        do {
+            if let key {
+                let value = json[key]
+                if value.isNull { throw NetworkError.decoding(reason: "no value at key \(key.debugDescription)", snippet: snippet) }
+                return try decoder.decode(T.self, from: value.serialized())
+            }
+            return try decoder.decode(T.self, from: data)
+        } catch let error as NetworkError {
+            throw error
+        } catch {
+            throw NetworkError.decoding(reason: "\(T.self): \(error)", snippet: snippet)
+        }
+    }
+
+    private var snippet: String { String(String(decoding: data.prefix(200), as: UTF8.self)) }
+}
+
+/// When a request ran.
+public struct Timing: Sendable, Hashable {
+    /// When it was sent.
+    public let start: Date
+    /// Time from send to the response head, when known.
+    public let timeToFirstByte: TimeInterval?
+    /// Time from send to the last byte.
+    public let duration: TimeInterval
+
+    /// Creates a timing.
+    public init(start: Date, timeToFirstByte: TimeInterval?, duration: TimeInterval) {
+        self.start = start
+        self.timeToFirstByte = timeToFirstByte
+        self.duration = duration
+    }
+}
+
+/// How far a transfer has come. Byte counts are Switchboard's own (URLSession's totals are unreliable
+/// on Linux); `expected…` is `nil` when unknown, or when the body is compressed (its Content-Length is
+/// the compressed size).
+public struct TransferProgress: Sendable, Hashable {
+    /// Body bytes sent so far.
+    public var bytesSent: Int64
+    /// Body bytes to send, when known.
+    public var expectedBytesToSend: Int64?
+    /// Body bytes received so far.
+    public var bytesReceived: Int64
+    /// Body bytes to receive, when known.
+    public var expectedBytesToReceive: Int64?
+
+    /// Creates a progress value.
+    public init(bytesSent: Int64 = 0, expectedBytesToSend: Int64? = nil, bytesReceived: Int64 = 0, expectedBytesToReceive: Int64? = nil) {
+        self.bytesSent = bytesSent
+        self.expectedBytesToSend = expectedBytesToSend
+        self.bytesReceived = bytesReceived
+        self.expectedBytesToReceive = expectedBytesToReceive
+    }
+
+    /// The fraction received (0…1), when the expected size is known.
+    public var fractionReceived: Double? {
+        guard let expected = expectedBytesToReceive, expected > 0 else { return nil }
+        return min(1, Double(bytesReceived) / Double(expected))
+    }
+
+    /// The fraction sent (0…1), when the expected size is known.
+    public var fractionSent: Double? {
+        guard let expected = expectedBytesToSend, expected > 0 else { return nil }
+        return min(1, Double(bytesSent) / Double(expected))
+    }
+}

@@ -1,0 +1,111 @@
+import Dispatch
+import Synchronization
+
+/// What the registry needs of every entry, whatever its event type: identity, liveness, removal.
+///
+/// `@unchecked Sendable`: the only mutable state is `removedFlag`, an atomic. The observer (held weakly
+/// by subclasses) and its callback are not `Sendable`; they are only called on the delivery queue the
+/// registrant named, which is the registrant's promise of thread-confinement, as with NotificationCenter.
+@usableFromInline
+class AnyObserverEntry: @unchecked Sendable {
+    @usableFromInline let id: UInt64
+    /// The observer's identity, for `removeObserver(_:)`; `nil` for streams.
+    @usableFromInline let owner: ObjectIdentifier?
+    private let removedFlag = Atomic<Bool>(false)
+
+    @usableFromInline
+    init(id: UInt64, owner: ObjectIdentifier?) {
+        self.id = id
+        self.owner = owner
+    }
+
+    /// Set when the entry leaves the registry; a delivery already queued is then skipped.
+    @inlinable final var isRemoved: Bool { removedFlagLoad() }
+
+    @usableFromInline final func removedFlagLoad() -> Bool { removedFlag.load(ordering: .acquiring) }
+
+    final func markRemoved() { removedFlag.store(true, ordering: .releasing) }
+
+    /// Whether the observer still exists.
+    @usableFromInline var isAlive: Bool { true }
+
+    /// Called once, outside the registry's lock, when the entry leaves the registry (streams finish here).
+    func didRemove() {}
+}
+
+/// One registration, already typed for the events it receives, so delivery needs no cast.
+/// Subclasses hold the observer and call it.
+@usableFromInline
+class ObserverEntry<R: Request>: AnyObserverEntry, @unchecked Sendable {
+    /// Calls the observer unless it was removed or deallocated. Returns `false` when the observer is gone
+    /// (so the registry can prune it).
+    @usableFromInline func deliver(_ event: RequestEvent<R>) -> Bool { true }
+}
+
+/// An observer held weakly and called through a method reference turned into a closure once, at
+/// registration.
+@usableFromInline
+final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
+    @usableFromInline weak var observer: O?
+    @usableFromInline let callback: (O, RequestEvent<R>) -> Void
+
+    @usableFromInline
+    init(id: UInt64, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
+        self.observer = observer
+        self.callback = callback
+        super.init(id: id, owner: ObjectIdentifier(observer))
+    }
+
+    @usableFromInline override var isAlive: Bool { observer != nil }
+
+    @inlinable
+    override func deliver(_ event: RequestEvent<R>) -> Bool {
+        // The strong load keeps the observer alive for the whole callback.
+        guard let observer else { return false }
+        if !isRemoved { callback(observer, event) }
+        return true
+    }
+}
+
+/// A main-actor observer, called on the main queue inside the main actor's isolation.
+@usableFromInline
+final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
+    @usableFromInline weak var observer: O?
+    @usableFromInline let callback: @MainActor (O, RequestEvent<R>) -> Void
+
+    @usableFromInline
+    init(id: UInt64, observer: O, callback: @escaping @MainActor (O, RequestEvent<R>) -> Void) {
+        self.observer = observer
+        self.callback = callback
+        super.init(id: id, owner: ObjectIdentifier(observer))
+    }
+
+    @usableFromInline override var isAlive: Bool { observer != nil }
+
+    @inlinable
+    override func deliver(_ event: RequestEvent<R>) -> Bool {
+        guard let observer else { return false }
+        if !isRemoved {
+            // Entries of this class are only ever placed in the main-queue group.
+            MainActor.assumeIsolated { callback(observer, event) }
+        }
+        return true
+    }
+}
+
+/// An `AsyncStream` continuation (``Switchboard/events(for:)``), fed immediately on the posting thread.
+final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendable {
+    let continuation: AsyncStream<RequestEvent<R>>.Continuation
+
+    init(id: UInt64, continuation: AsyncStream<RequestEvent<R>>.Continuation) {
+        self.continuation = continuation
+        super.init(id: id, owner: nil)
+    }
+
+    override func deliver(_ event: RequestEvent<R>) -> Bool {
+        if !isRemoved { continuation.yield(event) }
+        return true
+    }
+
+    override func didRemove() { continuation.finish() }
+}

@@ -1,0 +1,59 @@
+/// Swift concurrency: awaiting one response, and streams of events.
+extension Switchboard {
+    /// Sends `request` and waits for its result. Cancelling the calling task cancels the send.
+    ///
+    /// ```swift
+    /// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
+    /// ```
+    /// Observers of `R` get the send's events as with ``send(_:completion:)``.
+    /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
+    public func response<R: Request>(for request: R) async throws(NetworkError) -> Response<R> {
+        let link = CancellationLink()
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response<R>, NetworkError>, Never>) in
+                let handle = send(request, completionQueue: .immediate) { continuation.resume(returning: $0) }
+                link.attach(handle)
+            }
+        } onCancel: {
+            link.cancel()
+        }
+        return try result.get()
+    }
+
+    /// A stream of every event of requests of type `R`, from now until the stream's consumer stops
+    /// (the registration then leaves the registry). Events are yielded as they happen, in order.
+    ///
+    /// ```swift
+    /// for await event in Switchboard.shared.events(for: GetUserInfo.self) { … }
+    /// ```
+    public func events<R: Request>(
+        for type: R.Type,
+        bufferingPolicy: AsyncStream<RequestEvent<R>>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<RequestEvent<R>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RequestEvent<R>.self, bufferingPolicy: bufferingPolicy)
+        let token = registry.add(StreamObserverEntry(id: registry.makeID(), continuation: continuation), queue: .immediate)
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+}
+
+/// Connects a task's cancellation to a send that may not have started yet.
+private final class CancellationLink: Sendable {
+    private let state = Locked<(handle: RequestHandle?, cancelled: Bool)>((nil, false))
+
+    func attach(_ handle: RequestHandle) {
+        let cancelled = state.withLock { state in
+            state.handle = handle
+            return state.cancelled
+        }
+        if cancelled { handle.cancel() }
+    }
+
+    func cancel() {
+        let handle = state.withLock { state in
+            state.cancelled = true
+            return state.handle
+        }
+        handle?.cancel()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns what the transport got into a ``Response`` or a ``NetworkError`` (step 5 of the flow):
+/// status first (so a 500 with an HTML page reports its status and body), then content type, then the
+/// body decoded once.
+enum ResponseValidator {
+    static func validate<R: Request>(
+        _ transport: TransportResponse,
+        for request: R,
+        configuration: Configuration
+    ) -> Result<Response<R>, NetworkError> {
+        let http = transport.httpResponse
+        let status = http.statusCode
+        let acceptable = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
+        guard acceptable.contains(status) else {
+            let failure = ErrorResponse(http, body: transport.data)
+            return .failure(status == 401 ? .unauthorized(failure) : .httpStatus(failure))
+        }
+        var json = JSON.null
+        if request.responseFormat == .json, !transport.data.isEmpty {
+            let types = request.acceptableContentTypes ?? configuration.acceptableContentTypes
+            let mime = mimeType(of: http)
+            guard isAcceptable(mime, in: types) else {
+                return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(http, body: transport.data)))
+            }
+            do {
+                json = try JSON.parse(transport.data)
+            } catch {
+                return .failure(.decoding(reason: "\(error)", snippet: snippet(of: transport.data)))
+            }
+        }
+        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing))
+    }
+
+    /// The response's MIME type, lower-cased, without parameters.
+    static func mimeType(of response: HTTPURLResponse) -> String? {
+        guard let header = response.value(forHTTPHeaderField: "Content-Type") else { return nil }
+        let type = header.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return type?.isEmpty == false ? type : nil
+    }
+
+    /// Whether `mime` is acceptable: empty `types` accepts anything; `application/json` also accepts
+    /// any `+json` type (`application/problem+json`).
+    static func isAcceptable(_ mime: String?, in types: Set<String>) -> Bool {
+        if types.isEmpty { return true }
+        guard let mime else { return false }
+        if types.contains(mime) { return true }
+        return mime.hasSuffix("+json") && types.contains("application/json")
+    }
+
+    static func snippet(of data: Data) -> String {
+        String(decoding: data.prefix(120), as: UTF8.self)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Joins a base URL and a request path.
+enum URLResolver {
+    /// The URL for `path`: used as is when it is absolute, otherwise appended to `base`'s own path
+    /// (`https://h/v2` + `users/1` or `/users/1` → `https://h/v2/users/1`). A query in `path` is appended
+    /// to any query of `base`.
+    /// - Throws: ``NetworkError/invalidRequest(reason:)`` for a relative path without a base URL, an
+    ///   unsupported scheme, a URL without a host, or characters that cannot form a URL.
+    static func resolve(path: String, base: URL?) throws(NetworkError) -> URL {
+        if let absolute = absoluteURL(path) {
+            try check(absolute)
+            return absolute
+        }
+        guard let base else {
+            throw .invalidRequest(reason: "relative path \(path.debugDescription) but no base URL (set Configuration.baseURL or the request's baseURL)")
+        }
+        guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
+            throw .invalidRequest(reason: "invalid base URL \(base.absoluteString.debugDescription)")
+        }
+        let (pathPart, queryPart) = split(path)
+        guard let encodedPath = pathPart.addingPercentEncoding(withAllowedCharacters: pathAllowed).map(escapingLonePercents) else {
+            throw .invalidRequest(reason: "path \(path.debugDescription) is not valid UTF-8")
+        }
+        var basePath = components.percentEncodedPath
+        while basePath.hasSuffix("/") { basePath.removeLast() }
+        var relative = Substring(encodedPath)
+        while relative.hasPrefix("/") { relative.removeFirst() }
+        components.percentEncodedPath = relative.isEmpty && !pathPart.hasSuffix("/") ? (basePath.isEmpty ? "/" : basePath) : basePath + "/" + relative
+        if let queryPart {
+            guard let encodedQuery = queryPart.addingPercentEncoding(withAllowedCharacters: queryAllowed).map(escapingLonePercents) else {
+                throw .invalidRequest(reason: "query of \(path.debugDescription) is not valid UTF-8")
+            }
+            let existing = components.percentEncodedQuery ?? ""
+            components.percentEncodedQuery = existing.isEmpty ? encodedQuery : existing + "&" + encodedQuery
+        }
+        guard let url = components.url else {
+            throw .invalidRequest(reason: "cannot form a URL from base \(base.absoluteString.debugDescription) and path \(path.debugDescription)")
+        }
+        try check(url)
+        return url
+    }
+
+    /// `path` as a URL when it has an http(s) scheme (`http://`, `https://`).
+    private static func absoluteURL(_ path: String) -> URL? {
+        let lower = path.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return nil }
+        return URL(string: path) ?? path.addingPercentEncoding(withAllowedCharacters: absoluteAllowed).flatMap(URL.init(string:))
+    }
+
+    /// Rejects what URLSession could not send.
+    static func check(_ url: URL) throws(NetworkError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .invalidRequest(reason: "unsupported URL scheme in \(url.absoluteString.debugDescription); use http or https")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw .invalidRequest(reason: "URL \(url.absoluteString.debugDescription) has no host")
+        }
+    }
+
+    /// Escapes a `%` that doesn't start a `%XX` escape as `%25`, so the text is valid percent-encoding.
+    static func escapingLonePercents(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        guard bytes.contains(UInt8(ascii: "%")) else { return text }
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 8)
+        for (i, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "%"), !(i + 2 < bytes.count && isHex(bytes[i + 1]) && isHex(bytes[i + 2])) {
+                out.append(contentsOf: "%25".utf8)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+    }
+
+    private static func split(_ path: String) -> (String, String?) {
+        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
+        return (String(path[..<mark]), String(path[path.index(after: mark)...]))
+    }
+
+    /// Path characters kept as they are; `%` too, so an already-escaped path is not escaped twice.
+    private static let pathAllowed = CharacterSet.urlPathAllowed.union(CharacterSet(charactersIn: "%"))
+    private static let queryAllowed = CharacterSet.urlQueryAllowed.union(CharacterSet(charactersIn: "%"))
+    private static let absoluteAllowed = CharacterSet.urlQueryAllowed.union(.urlPathAllowed).union(CharacterSet(charactersIn: "%#:"))
+}

@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The URLSession delegate: collects each task's body on the serial delegate queue and ends the task.
+///
+/// `@unchecked Sendable`: its only state is `transfers`, inside the lock wrapper; `NSObject` keeps the
+/// compiler from checking that itself.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let transfers = Locked<[Int: TransferState]>([:])
+
+    /// Starts a task for `request` on behalf of `state` (its first, or one after a redirect).
+    func start(_ request: URLRequest, for state: TransferState, in session: URLSession) {
+        let task = session.dataTask(with: request)
+        task.priority = state.options.priority
+        state.currentTask = task
+        transfers.withLock { $0[task.taskIdentifier] = state }
+        task.resume()
+    }
+
+    private func state(for task: URLSessionTask) -> TransferState? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    // MARK: Response and body
+
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let state = state(for: dataTask), !state.isFinished else {
+            completionHandler(.cancel)
+            dataTask.cancel()
+            return
+        }
+        state.firstByteTime = DispatchTime.now().uptimeNanoseconds
+        state.response = response as? HTTPURLResponse
+        // A new response (after a challenge or a redirect with a body) restarts the body.
+        state.data = Data()
+        let limit = state.options.maximumResponseSize
+        if response.expectedContentLength > Int64(limit) {
+            state.failure = .responseTooLarge(limit: limit)
+            completionHandler(.allow)
+            dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
+            return
+        }
+        if let expected = state.expectedBytesToReceive, expected > 0 {
+            state.data.reserveCapacity(Int(expected))
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let state = state(for: dataTask), !state.isFinished, state.failure == nil else { return }
+        if state.data.count + data.count > state.options.maximumResponseSize {
+            state.failure = .responseTooLarge(limit: state.options.maximumResponseSize)
+            dataTask.cancel()
+            return
+        }
+        state.data.append(data)
+        state.progress?(state.progressSnapshot())
+    }
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        guard let state = state(for: task), !state.isFinished else { return }
+        state.bytesSent += bytesSent  // our own count: URLSession's totals are unreliable on Linux
+        if totalBytesExpectedToSend > 0 { state.expectedBytesToSend = totalBytesExpectedToSend }
+        state.progress?(state.progressSnapshot())
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let state = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard !state.isFinished else { return }
+        if let next = state.pendingRedirect, state.failure == nil {
+            state.pendingRedirect = nil
+            state.response = nil
+            state.data = Data()
+            start(next, for: state, in: session)
+            return
+        }
+        state.finish(Self.result(of: state, error: error))
+    }
+
+    private static func result(of state: TransferState, error: (any Error)?) -> Result<TransportResponse, NetworkError> {
+        if let failure = state.failure { return .failure(failure) }
+        if let error {
+            let urlError = error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
+            switch urlError.code {
+            case .cancelled: return .failure(.cancelled)
+            case .timedOut: return .failure(.timedOut(after: state.request.timeoutInterval))
+            default: return .failure(.transport(urlError))
+            }
+        }
+        guard let response = state.response else {
+            return .failure(.transport(URLError(.badServerResponse)))
+        }
+        // A body shorter than an uncompressed Content-Length means the server closed mid-body.
+        if let expected = state.expectedBytesToReceive, state.request.httpMethod != "HEAD", Int64(state.data.count) < expected {
+            return .failure(.transport(URLError(.networkConnectionLost)))
+        }
+        return .success(TransportResponse(httpResponse: response, data: state.data, timing: state.timing()))
+    }
+
+    // MARK: Redirects
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        guard let state = state(for: task) else { return completionHandler(request) }
+        state.redirectCount += 1
+        if state.redirectCount > RedirectPolicy.maximumRedirects {
+            state.failure = .transport(URLError(.httpTooManyRedirects))
+            completionHandler(nil)
+            task.cancel()
+            return
+        }
+        let next = RedirectPolicy.follow(from: state.request, status: response.statusCode, to: request)
+        if RedirectPolicy.needsManualFollow(status: response.statusCode, original: state.request) {
+            // Let this task end with the redirect response; didCompleteWithError starts the next one.
+            state.pendingRedirect = next
+            return completionHandler(nil)
+        }
+        completionHandler(next)
+    }
+
+    // MARK: Authentication
+
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let method = challenge.protectionSpace.authenticationMethod
+        if Self.isServerChallenge(method) {
+            return completionHandler(.performDefaultHandling, nil)
+        }
+        guard let state = state(for: task) else {
+            return completionHandler(.cancelAuthenticationChallenge, nil)
+        }
+        // Answer once, and only when the credentials weren't already sent pre-emptively: a second
+        // challenge means they were wrong. Never `.useCredential` with nil (that crashes on Linux) and
+        // never `.performDefaultHandling` (the task then hangs on Linux).
+        let alreadySent = state.request.value(forHTTPHeaderField: "Authorization") != nil
+        if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent {
+            let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
+            return completionHandler(.useCredential, credential)
+        }
+        let failed = challenge.failureResponse as? HTTPURLResponse ?? state.response
+        state.failure = .unauthorized(
+            ErrorResponse(
+                statusCode: failed?.statusCode ?? 401,
+                headers: failed.map(HTTPHeaders.init) ?? HTTPHeaders(),
+                body: Data(),
+                url: failed?.url ?? state.request.url
+            )
+        )
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    /// TLS challenges (server trust, client certificates) are left to the system; they exist only
+    /// with the Darwin Security framework.
+    private static func isServerChallenge(_ method: String) -> Bool {
+        #if canImport(Darwin)
+        method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate
+        #else
+        false
+        #endif
+    }
+}

@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the session delegate knows about one transfer.
+///
+/// `@unchecked Sendable`: the `var`s below are touched only on the session's serial delegate queue
+/// (every delegate callback runs there), and `finished` is an atomic, so the three threads that may end
+/// a transfer (delegate queue, deadline timer, a caller cancelling) agree on who ends it.
+final class TransferState: @unchecked Sendable {
+    let request: URLRequest
+    let options: TransferOptions
+    let progress: (@Sendable (TransferProgress) -> Void)?
+    private let completion: @Sendable (Result<TransportResponse, NetworkError>) -> Void
+    let startDate = Date()
+    let startTime = DispatchTime.now().uptimeNanoseconds
+    private let finished = Atomic<Bool>(false)
+    /// The task moving the bytes now (a new one after a redirect Switchboard follows itself).
+    private let task = Locked<URLSessionTask?>(nil)
+
+    // Delegate-queue only:
+    var data = Data()
+    var response: HTTPURLResponse?
+    var firstByteTime: UInt64?
+    var bytesSent: Int64 = 0
+    var expectedBytesToSend: Int64?
+    /// A failure decided by the delegate before it cancelled the task (401, size limit); it wins over
+    /// the `cancelled` error the task then completes with.
+    var failure: NetworkError?
+    /// Redirects followed so far.
+    var redirectCount = 0
+    /// A redirect to follow with a new task when the current one completes.
+    var pendingRedirect: URLRequest?
+
+    init(
+        request: URLRequest,
+        options: TransferOptions,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
+    ) {
+        self.request = request
+        self.options = options
+        self.progress = progress
+        self.completion = completion
+    }
+
+    /// The task moving the bytes now.
+    var currentTask: URLSessionTask? {
+        get { task.withLock { $0 } }
+        set { task.withLock { $0 = newValue } }
+    }
+
+    /// Cancels the current task.
+    func cancelTask() {
+        currentTask?.cancel()
+    }
+
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Ends the transfer with `result` unless it already ended. Returns whether this call ended it.
+    @discardableResult
+    func finish(_ result: Result<TransportResponse, NetworkError>) -> Bool {
+        guard finished.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            return false
+        }
+        completion(result)
+        return true
+    }
+
+    /// The timing as of now.
+    func timing() -> Timing {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return Timing(
+            start: startDate,
+            timeToFirstByte: firstByteTime.map { Double($0 &- startTime) / 1e9 },
+            duration: Double(now &- startTime) / 1e9
+        )
+    }
+
+    /// The expected body size, when the response says and the body isn't compressed (a compressed
+    /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
+    var expectedBytesToReceive: Int64? {
+        guard let response, response.expectedContentLength >= 0,
+            response.value(forHTTPHeaderField: "Content-Encoding") == nil
+        else { return nil }
+        return response.expectedContentLength
+    }
+
+    func progressSnapshot() -> TransferProgress {
+        TransferProgress(
+            bytesSent: bytesSent,
+            expectedBytesToSend: expectedBytesToSend,
+            bytesReceived: Int64(data.count),
+            expectedBytesToReceive: expectedBytesToReceive
+        )
+    }
+}

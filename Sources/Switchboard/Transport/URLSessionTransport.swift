@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The default transport: one `URLSession` with a serial delegate queue, whose delegate collects each
+/// body, counts bytes, follows redirects safely, answers auth challenges and enforces the deadline.
+///
+/// It handles the traps of URLSession on Linux: a concurrent delegate queue garbles bodies (the queue is
+/// serial); an unanswered 401 Basic challenge hangs forever (every challenge is answered, never with a
+/// nil credential); the resource timeout is ignored (Switchboard runs its own deadline timer); a 307/308
+/// drops the POST body (Switchboard follows those itself, body and all); credentials leak on a cross-origin redirect (they are
+/// stripped).
+public final class URLSessionTransport: Transport {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+    /// The serial queue delegate callbacks, deadlines and completions run on.
+    let queue: DispatchQueue
+
+    /// Creates a transport from a configuration's transport settings.
+    /// - Parameters:
+    ///   - configuration: supplies ``Configuration/maximumConnectionsPerHost`` and ``Configuration/idleTimeout``.
+    ///   - sessionConfiguration: the base session settings; `.ephemeral` by default (no cookies or
+    ///     credentials persisted; Switchboard keeps its own cache).
+    public init(configuration: Configuration = Configuration(), sessionConfiguration: URLSessionConfiguration = .ephemeral) {
+        let settings = sessionConfiguration
+        settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        settings.timeoutIntervalForRequest = configuration.idleTimeout
+        settings.urlCache = nil
+        settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        queue = DispatchQueue(label: "switchboard.transport")
+        let operationQueue = OperationQueue()
+        operationQueue.name = "switchboard.transport"
+        operationQueue.maxConcurrentOperationCount = 1
+        operationQueue.underlyingQueue = queue
+        delegate = SessionDelegate()
+        session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public func perform(
+        _ request: URLRequest,
+        options: TransferOptions,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
+    ) -> any TransportTask {
+        let state = TransferState(request: request, options: options, progress: progress, completion: completion)
+        if let body = request.httpBody { state.expectedBytesToSend = Int64(body.count) }
+        let timeout = options.timeout
+        queue.asyncAfter(deadline: .now() + timeout) { [weak state] in
+            guard let state, !state.isFinished else { return }
+            if state.finish(.failure(.timedOut(after: timeout))) { state.cancelTask() }
+        }
+        delegate.start(request, for: state, in: session)
+        return URLSessionTransportTask(state: state)
+    }
+}
+
+/// Cancels one transfer.
+struct URLSessionTransportTask: TransportTask {
+    let state: TransferState
+
+    func cancel() {
+        if state.finish(.failure(.cancelled)) { state.cancelTask() }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+@Suite struct DispatcherTests {
+    @Test func cancelDeliversCancelledOnceToObserversAndClosure() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let listener = Listener()
+            client.addObserver(listener, for: Ping.self, calling: Listener.heard)
+            let results = Box<[Bool]>([])
+            let handle = client.send(Ping()) { result in results.mutate { $0.append(result.failure?.isCancelled == true) } }
+            handle.cancel()
+            handle.cancel()
+            #expect(await eventually { results.value.count == 1 })
+            try await Task.sleep(nanoseconds: 100_000_000)  // a late transport completion must not add a second event
+            #expect(results.value == [true])
+            #expect(listener.log.value == ["started", "cancelled"])
+            #expect(handle.isFinished)
+            #expect(client.inFlightCount == 0)
+        }
+    }
+
+    @Test func cancellingASlowRequestStopsItPromptly() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let started = Date()
+            let handle = client.send(Get("/delay/3000"))
+            try await Task.sleep(nanoseconds: 50_000_000)
+            handle.cancel()
+            #expect(await eventually { handle.isFinished })
+            #expect(Date().timeIntervalSince(started) < 2.5)
+        }
+    }
+
+    @Test func cancelAllCancelsEverySendInFlight() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let outcomes = Box<[String]>([])
+            for _ in 0..<5 {
+                client.send(Get("/delay/2000")) { result in
+                    outcomes.mutate { $0.append(result.failure?.isCancelled == true ? "cancelled" : "other") }
+                }
+            }
+            #expect(client.inFlightCount == 5)
+            client.cancelAll()
+            #expect(await eventually { outcomes.value.count == 5 })
+            #expect(outcomes.value == Array(repeating: "cancelled", count: 5))
+            #expect(client.inFlightCount == 0)
+        }
+    }
+
+    @Test func cancellingTheSwiftTaskCancelsTheSendWithATypedError() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let task = Task { () async throws(NetworkError) -> Response<Get> in
+                try await client.response(for: Get("/delay/3000"))
+            }
+            try await Task.sleep(nanoseconds: 50_000_000)
+            task.cancel()
+            let result = await task.result
+            #expect((result.failure as? NetworkError)?.isCancelled == true)
+        }
+    }
+
+    @Test func alreadyCancelledTaskNeverReachesTheServer() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let task = Task { () async throws(NetworkError) -> Response<Get> in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await client.response(for: Get("/echo/never"))
+            }
+            let result = await task.result
+            #expect((result.failure as? NetworkError)?.isCancelled == true)
+        }
+    }
+
+    @Test func exactlyOneTerminalEventPerSendUnderLoadWithCancellationsRacing() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.maximumConnectionsPerHost = 8 }
+            let listener = Listener()
+            client.addObserver(listener, for: Ping.self, calling: Listener.heard)
+            let completions = Box(0)
+            let sends = 300
+            var handles: [RequestHandle] = []
+            for n in 0..<sends {
+                let handle = client.send(Ping(n: n)) { _ in completions.mutate { $0 += 1 } }
+                handles.append(handle)
+                // Cancel some at once, some a few sends later (racing their completion).
+                if n % 3 == 0 { handle.cancel() }
+                if n % 5 == 0, n >= 10 { handles[n - 10].cancel() }
+            }
+            #expect(await eventually(timeout: 30) { completions.value == sends })
+            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(completions.value == sends)
+            let log = listener.log.value
+            #expect(log.filter { $0 == "started" }.count == sends)
+            #expect(log.filter { ["succeeded", "failed", "cancelled"].contains($0) }.count == sends)
+            #expect(log.filter { $0 == "cancelled" }.count >= 1)
+            #expect(client.inFlightCount == 0)
+        }
+    }
+
+    @Test func sendWithoutObserversOrClosureStillCompletes() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let handle = client.send(Get("/echo"))
+            #expect(await eventually { handle.isFinished })
+            #expect(server.hits("/echo") == 1)
+        }
+    }
+
+    @Test func configurationChangesApplyToLaterSends() async throws {
+        try await withServer { server in
+            let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+            #expect(await client.result(Get("/echo")).failure != nil)
+            client.configuration.baseURL = server.baseURL
+            let response = try await client.response(for: Get("/echo"))
+            #expect(response.statusCode == 200)
+        }
+    }
+}

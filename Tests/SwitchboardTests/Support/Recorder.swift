@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Switchboard
+
+/// An observer class for registry tests: records what it hears, thread-safely.
+final class Listener: Sendable {
+    let log = Box<[String]>([])
+    let threadWasMain = Box<[Bool]>([])
+
+    func heard(_ event: RequestEvent<Ping>) {
+        log.mutate { $0.append(Listener.name(event)) }
+        threadWasMain.mutate { $0.append(Thread.isMainThread) }
+    }
+
+    func heardPong(_ event: RequestEvent<Pong>) {
+        log.mutate { $0.append("pong-" + Listener.name(event)) }
+    }
+
+    static func name<R>(_ event: RequestEvent<R>) -> String {
+        switch event {
+        case .started: "started"
+        case .progress: "progress"
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+/// A main-actor observer.
+@MainActor
+final class MainActorListener {
+    var events: [String] = []
+    func heard(_ event: RequestEvent<Ping>) {
+        MainActor.assertIsolated()
+        events.append(Listener.name(event))
+    }
+}
+
+/// Waits (polling, bounded) until `condition` holds; returns whether it did.
+func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(nanoseconds: 2_000_000)
+    }
+    return await condition()
+}

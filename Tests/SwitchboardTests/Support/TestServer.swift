@@ -1,0 +1,52 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import SwitchboardTesting
+
+/// Starts a standard loopback server on an ephemeral port, runs `body`, stops the server.
+func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
+    let server = try LoopbackServer.standard()
+    defer { server.stop() }
+    return try await body(server)
+}
+
+/// A dispatcher of its own for one test, pointed at `server`, calling back immediately (on the
+/// transport's queue) unless told otherwise.
+func makeClient(
+    _ server: LoopbackServer,
+    _ configure: (inout Configuration) -> Void = { _ in }
+) -> Switchboard {
+    var configuration = Configuration()
+    configuration.baseURL = server.baseURL
+    configuration.callbackQueue = .immediate
+    configure(&configuration)
+    return Switchboard(configuration: configuration)
+}
+
+extension Switchboard {
+    /// Sends and awaits the result through the completion closure.
+    func result<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
+        await withCheckedContinuation { continuation in
+            send(request) { continuation.resume(returning: $0) }
+        }
+    }
+}
+
+extension Result {
+    /// The error, or `nil` on success.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// A thread-safe counter / box for tests.
+final class Box<Value: Sendable>: Sendable {
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
+    var value: Value { storage.withLock { $0 } }
+    func mutate<T>(_ body: (inout Value) -> T) -> T { storage.withLock(body) }
+}

@@ -1,0 +1,222 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// One test per trap of URLSession on Linux (shared/linux-foundation.md), against the loopback server.
+@Suite struct TransportTrapTests {
+    @Test func bodiesStayIntactUnderConcurrency() async throws {
+        // Trap: a concurrent delegate queue garbles reassembled bodies. The session's queue is serial.
+        try await withServer { server in
+            let client = makeClient(server)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in [1, 1000, 65_536, 200_000, 7, 33_333, 100_000, 4096] {
+                    group.addTask {
+                        let response = try await client.response(for: Get("/bytes/\(n)").with(\.responseFormat, .data))
+                        #expect(response.data.count == n)
+                        #expect(response.data.elementsEqual((0..<n).lazy.map { UInt8($0 % 256) }))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test func slowChunkedBodyIsCollectedWholeWithProgressCountedByUs() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let progress = Box<[Int64]>([])
+            client.addObserver(progress, for: Get.self, on: .immediate) { box, event in
+                if case .progress(_, let value) = event { box.mutate { $0.append(value.bytesReceived) } }
+            }
+            let request = Get("/drip?chunks=5&interval=20&size=1000").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            let response = try await client.response(for: request)
+            #expect(response.data.count == 5000)
+            let counts = progress.value
+            #expect(!counts.isEmpty)
+            #expect(counts == counts.sorted())
+            #expect(counts.last == 5000)
+        }
+    }
+
+    @Test func basicChallengeWithoutCredentialsFailsAsUnauthorizedInsteadOfHanging() async throws {
+        // Trap: a 401 with `WWW-Authenticate: Basic` and no handler never completes on Linux.
+        try await withServer { server in
+            let client = makeClient(server) { $0.timeout = 20 }
+            let error = await client.result(Get("/basic-auth/ada/pw")).failure
+            guard case .unauthorized(let response) = error else {
+                Issue.record("expected unauthorized, got \(String(describing: error))")
+                return
+            }
+            #expect(response.statusCode == 401)
+        }
+    }
+
+    @Test func correctCredentialsAuthenticate() async throws {
+        try await withServer { server in
+            let response = try await makeClient(server).response(for: Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "pw")))
+            #expect(response.json["authenticated"] == true)
+        }
+    }
+
+    @Test func wrongCredentialsFailOnceAsUnauthorized() async throws {
+        // Trap: wrong credentials are re-challenged 3 times, then -999. We stop at the first failure.
+        try await withServer { server in
+            let error = await makeClient(server).result(Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "wrong"))).failure
+            #expect(error?.statusCode == 401)
+            guard case .unauthorized = error else {
+                Issue.record("expected unauthorized, got \(String(describing: error))")
+                return
+            }
+            #expect(server.hits("/basic-auth/ada/pw") == 1)
+        }
+    }
+
+    @Test func unauthorizedWithoutChallengeKeepsItsBody() async throws {
+        try await withServer { server in
+            let error = await makeClient(server).result(Get("/unauthorized-no-challenge")).failure
+            guard case .unauthorized(let response) = error else {
+                Issue.record("expected unauthorized, got \(String(describing: error))")
+                return
+            }
+            #expect(!response.body.isEmpty)
+        }
+    }
+
+    @Test func overallDeadlineIsEnforcedByTheLibrary() async throws {
+        // Trap: timeoutIntervalForResource is ignored on Linux.
+        try await withServer { server in
+            let client = makeClient(server)
+            let started = Date()
+            let error = await client.result(Get("/delay/5000").with(\.timeout, 0.5)).failure
+            guard case .timedOut(let after) = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+            #expect(after == 0.5)
+            #expect(Date().timeIntervalSince(started) < 4.5)  // well before the server's 5 s answer
+        }
+    }
+
+    @Test func idleTimeoutIsATypedTimeout() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.idleTimeout = 0.5 }
+            let error = await client.result(Get("/delay/3000")).failure
+            guard case .timedOut = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: [307, 308])
+    func postKeepsItsBodyAcross307And308(code: Int) async throws {
+        // Trap: a 307/308 redirect of a POST keeps the method but drops the body.
+        try await withServer { server in
+            let client = makeClient(server)
+            let request = Echo(method: .post, path: "/redirect/\(code)?to=%2Fecho%2Fafter", parameters: ["a": "1"])
+            let response = try await client.response(for: request)
+            #expect(response.json["path"].string == "/echo/after")
+            #expect(response.json["method"].string == "POST")
+            #expect(response.json["form"]["a"].string == "1")
+        }
+    }
+
+    @Test func crossOriginRedirectDropsCredentialsButKeepsOtherHeaders() async throws {
+        // Trap: Authorization and Cookie are forwarded to another host.
+        try await withServer { server in
+            let target = "http://localhost:\(server.port)/echo/elsewhere"
+            let request = Echo(
+                path: "/redirect/302?to=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")",
+                headers: ["Cookie": "session=1", "X-Custom": "kept"],
+                credentials: Credentials(user: "ada", password: "pw")
+            )
+            let response = try await makeClient(server).response(for: request)
+            #expect(response.json["path"].string == "/echo/elsewhere")
+            #expect(response.json["headers"]["Authorization"].isNull)
+            #expect(response.json["headers"]["Cookie"].isNull)
+            #expect(response.json["headers"]["X-Custom"].string == "kept")
+        }
+    }
+
+    @Test func sameOriginRedirectKeepsCredentials() async throws {
+        try await withServer { server in
+            let request = Echo(path: "/redirect/302?to=%2Fecho%2Fsame", credentials: Credentials(user: "ada", password: "pw"))
+            let response = try await makeClient(server).response(for: request)
+            #expect(response.json["path"].string == "/echo/same")
+            #expect(response.json["headers"]["Authorization"].string == Credentials(user: "ada", password: "pw").authorizationHeader)
+        }
+    }
+
+    @Test func connectionsPerHostIsConfigurable() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.maximumConnectionsPerHost = 2 }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<12 { group.addTask { _ = try await client.response(for: Get("/delay/50")) } }
+                try await group.waitForAll()
+            }
+            #expect(server.connectionsAccepted <= 2)
+        }
+    }
+
+    @Test func responseLargerThanTheLimitFails() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.maximumResponseSize = 10_000 }
+            let declared = await client.result(Get("/bytes/50000").with(\.responseFormat, .data)).failure
+            guard case .responseTooLarge(10_000) = declared else {
+                Issue.record("expected responseTooLarge, got \(String(describing: declared))")
+                return
+            }
+            let chunked = await client.result(Get("/drip?chunks=4&interval=1&size=4000").with(\.responseFormat, .data)).failure
+            guard case .responseTooLarge = chunked else {
+                Issue.record("expected responseTooLarge for a chunked body, got \(String(describing: chunked))")
+                return
+            }
+        }
+    }
+
+    @Test func serverClosingMidBodyIsATransportError() async throws {
+        try await withServer { server in
+            let error = await makeClient(server).result(Get("/abort?declared=1000&sent=100")).failure
+            guard case .transport = error else {
+                Issue.record("expected transport error, got \(String(describing: error))")
+                return
+            }
+        }
+    }
+
+    @Test func serverClosingWithoutResponseIsATransportError() async throws {
+        try await withServer { server in
+            let error = await makeClient(server).result(Get("/close")).failure
+            guard case .transport = error else {
+                Issue.record("expected transport error, got \(String(describing: error))")
+                return
+            }
+        }
+    }
+
+    @Test func connectionRefusedIsATransportError() async throws {
+        let server = try LoopbackServer.standard()
+        let url = server.baseURL
+        server.stop()
+        let client = Switchboard(configuration: Configuration { $0.baseURL = url; $0.callbackQueue = .immediate })
+        let error = await client.result(Get("/echo")).failure
+        guard case .transport(let urlError) = error else {
+            Issue.record("expected transport error, got \(String(describing: error))")
+            return
+        }
+        #expect(urlError.code == .cannotConnectToHost || urlError.code == .networkConnectionLost || urlError.code == .cannotFindHost)
+    }
+}
+
+extension Request {
+    /// A copy with one property changed, for compact test requests.
+    func with<V>(_ keyPath: WritableKeyPath<Self, V>, _ value: V) -> Self {
+        var copy = self
+        copy[keyPath: keyPath] = value
+        return copy
+    }
+}
