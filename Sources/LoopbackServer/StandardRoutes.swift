@@ -3,7 +3,7 @@ import Foundation
 extension LoopbackServer {
     /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/drip`, `/abort`, `/close`,
     /// `/bytes/:n`, `/json/:kib`, `/small`, `/basic-auth/:user/:pass`, `/unauthorized-no-challenge`,
-    /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/empty`,
+    /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/gzip`, `/empty`,
     /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/set-cookie` and `/headers-size/:n`.
     /// ``standard(port:)`` calls this for you.
     public func installStandardRoutes() {
@@ -26,6 +26,11 @@ extension LoopbackServer {
         route(nil, "/malformed-json") { _ in .json(Data(#"{"user": {"id": 1,"#.utf8)) }
         route(nil, "/wrong-content-type") { _ in .text("hello, not json") }
         route(nil, "/html") { _ in .text("<html><body>hi</body></html>", contentType: "text/html; charset=utf-8") }
+        route(nil, "/gzip") { _ in
+            let body = Data(#"{"gzipped":true,"items":[1,2,3]}"#.utf8)
+            return ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                                  body: .data(Gzip.stored(body)))
+        }
         route(nil, "/empty") { _ in .status(204) }
         route(nil, "/empty-json") { _ in .json(Data()) }
         let flakyCounts = Locked([String: Int]())

@@ -82,6 +82,24 @@ import Testing
         }
     }
 
+    @Test func oneSendsEventsReachAnObserverOnASerialQueueInOrder() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let log = Box<[String]>([])
+            let listener = Listener()
+            client.addObserver(listener, for: Get.self, on: .queue(DispatchQueue(label: "serial"))) { _, event in
+                log.mutate { $0.append(Listener.name(event)) }
+            }
+            let request = Get("/drip?chunks=6&interval=10&size=500").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            _ = try await client.response(for: request)
+            #expect(await eventually { log.value.last == "succeeded" })
+            let names = log.value
+            #expect(names.first == "started")
+            #expect(names.dropFirst().dropLast().allSatisfy { $0 == "progress" })
+            #expect(names.count >= 3)
+        }
+    }
+
     @Test @MainActor func mainActorObserverIsCalledOnTheMainActor() async throws {
         let server = try LoopbackServer.standard()
         defer { server.stop() }

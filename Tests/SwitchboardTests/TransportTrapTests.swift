@@ -178,13 +178,59 @@ import Testing
         }
     }
 
-    @Test func serverClosingMidBodyIsATransportError() async throws {
+    @Test func serverClosingMidBodyIsAConnectionLostError() async throws {
+        // libcurl reports it as an unknown error (-1); Switchboard names it.
         try await withServer { server in
             let error = await makeClient(server).result(Get("/abort?declared=1000&sent=100")).failure
-            guard case .transport = error else {
+            guard case .transport(let urlError) = error else {
                 Issue.record("expected transport error, got \(String(describing: error))")
                 return
             }
+            #expect(urlError.code == .networkConnectionLost)
+        }
+    }
+
+    @Test func compressedBodyIsNotCheckedAgainstItsEncodedContentLength() async throws {
+        // Trap: Content-Length is the encoded size; URLSession hands over the decoded bytes.
+        try await withServer { server in
+            let response = try await makeClient(server).response(for: Get("/gzip"))
+            #expect(response.json["gzipped"] == true)
+            #expect(response.json["items"] == [1, 2, 3])
+            #expect(Int(response.headers["Content-Length"] ?? "") ?? 0 > response.data.count)
+        }
+    }
+
+    @Test func redirectLoopsEndWithATypedError() async throws {
+        try await withServer { server in
+            let ok = try await makeClient(server).response(for: Get("/redirect-chain/5"))
+            #expect(ok.json["path"].string == "/echo")
+            let error = await makeClient(server).result(Get("/redirect-chain/40")).failure
+            guard case .transport(let urlError) = error else {
+                Issue.record("expected transport error, got \(String(describing: error))")
+                return
+            }
+            #expect(urlError.code == .httpTooManyRedirects)
+        }
+    }
+
+    @Test func manuallyFollowed307KeepsItsBodyAcrossSeveralHops() async throws {
+        try await withServer { server in
+            let hop2 = "/redirect/308?to=%2Fecho%2Ffinal"
+            let hop1 = "/redirect/307?to=" + (hop2.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            let response = try await makeClient(server).response(for: Echo(method: .put, path: hop1, parameters: ["k": "v"], parameterEncoding: .json))
+            #expect(response.json["path"].string == "/echo/final")
+            #expect(response.json["method"].string == "PUT")
+            #expect(response.json["json"]["k"] == "v")
+        }
+    }
+
+    @Test func cancellingDuringAManualRedirectStopsTheNextHop() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let handle = client.send(Echo(method: .post, path: "/redirect/307?to=%2Fdelay%2F3000", parameters: ["a": "1"]))
+            #expect(await eventually { server.hits("/delay/3000") == 1 })
+            handle.cancel()
+            #expect(await eventually { handle.isFinished })
         }
     }
 

@@ -94,6 +94,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let failure = state.failure { return .failure(failure) }
         if let error {
             let urlError = error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
+            // libcurl reports a body cut short as an unknown error (-1); say what happened.
+            if urlError.code == .unknown, let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected {
+                return .failure(.transport(URLError(.networkConnectionLost, userInfo: [NSUnderlyingErrorKey: error])))
+            }
             switch urlError.code {
             case .cancelled: return .failure(.cancelled)
             case .timedOut: return .failure(.timedOut(after: state.request.timeoutInterval))

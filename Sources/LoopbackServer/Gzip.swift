@@ -1,0 +1,37 @@
+import Foundation
+
+/// A minimal gzip writer using stored (uncompressed) deflate blocks: valid gzip that any client
+/// decodes, with no zlib needed. Its Content-Length is *larger* than the decoded body, which is what
+/// the compressed-response tests need (URLSession reports the encoded length, hands over decoded bytes).
+enum Gzip {
+    static func stored(_ data: Data) -> Data {
+        var out = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF])  // header: deflate, no flags, unknown OS
+        let bytes = [UInt8](data)
+        var offset = 0
+        repeat {
+            let count = min(65_535, bytes.count - offset)
+            let final: UInt8 = offset + count >= bytes.count ? 1 : 0
+            out.append(final)  // BFINAL + BTYPE=00 (stored)
+            out.append(contentsOf: [UInt8(count & 0xFF), UInt8(count >> 8)])
+            out.append(contentsOf: [UInt8(~count & 0xFF), UInt8((~count >> 8) & 0xFF)])
+            out.append(contentsOf: bytes[offset..<offset + count])
+            offset += count
+        } while offset < bytes.count
+        appendLittleEndian(crc32(bytes), to: &out)
+        appendLittleEndian(UInt32(truncatingIfNeeded: bytes.count), to: &out)
+        return out
+    }
+
+    private static func appendLittleEndian(_ value: UInt32, to data: inout Data) {
+        data.append(contentsOf: [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)])
+    }
+
+    private static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+}
