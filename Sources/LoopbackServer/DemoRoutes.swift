@@ -2,13 +2,15 @@ import Foundation
 
 extension LoopbackServer {
     /// Installs the demo app API (from the YTKNetwork/AFNetworking tutorials the demo replays):
-    /// `GET /users/:id`, `POST /register`, `GET /images/:id`, `GET /api.php`, `POST /iphone/image/upload`
+    /// `GET /users/:id`, `POST /register`, `GET /images/:id`, `GET`/`POST /api.php`, `POST /events`, `POST /iphone/image/upload`
     /// and `POST /upload/images`. ``standard(port:)`` calls this for you.
     public func installDemoRoutes() {
         route("GET", "/users/:id", DemoRoutes.user)
         route("POST", "/register", DemoRoutes.register)
         route("GET", "/images/:id", DemoRoutes.image)
         route("GET", "/api.php", DemoRoutes.list)
+        route("POST", "/api.php", DemoRoutes.list)
+        route("POST", "/events", DemoRoutes.events)
         route("POST", "/iphone/image/upload", DemoRoutes.uploadImage)
         route("POST", "/upload/images", DemoRoutes.uploadImages)
     }
@@ -64,22 +66,46 @@ enum DemoRoutes {
         return Data(bytes)
     }
 
+    /// The seed's list API. `GET` reads the query; `POST` reads a form or JSON body (the common request
+    /// of seed 001 sends either). The query's `version` (a URL filter's) is echoed either way.
     static func list(_ request: ServerRequest) -> ServerResponse {
-        guard let type = request.queryItems["type"], !type.isEmpty else {
+        var fields = request.queryItems
+        if request.method == "POST" {
+            if let json = request.bodyJSON as? [String: Any] {
+                for (key, value) in json { fields[key] = "\(value)" }
+            } else {
+                fields.merge(request.formItems) { _, body in body }
+            }
+        }
+        guard let type = fields["type"], !type.isEmpty else {
             return .json(["errorCode": 2, "message": "missing type"])
         }
-        let start = max(0, request.intQuery("start") ?? 0)
-        let end = min(max(start, request.intQuery("end") ?? start + 10), start + 10_000)
+        let start = max(0, fields["start"].flatMap { Int($0) } ?? 0)
+        let end = min(max(start, fields["end"].flatMap { Int($0) } ?? start + 10), start + 10_000)
         let items: [[String: Any]] = (start..<end).map { ["id": $0, "title": "Item \($0)"] }
         return .json([
             "errorCode": 0,
+            "method": request.method,
             "type": type,
-            "city": orNull(request.queryItems["city"]),
-            "lid": orNull(request.queryItems["lid"]),
-            "sortBy": orNull(request.queryItems["sortBy"]),
+            "city": orNull(fields["city"]),
+            "lid": orNull(fields["lid"]),
+            "sortBy": orNull(fields["sortBy"]),
             "list": items,
             "version": orNull(request.queryItems["version"]),
         ])
+    }
+
+    /// Seed 000's custom request: a gzipped JSON array of events (`Content-Encoding: gzip`).
+    static func events(_ request: ServerRequest) -> ServerResponse {
+        let gzipped = request.header("Content-Encoding")?.lowercased() == "gzip"
+        guard let body = gzipped ? Gzip.unpackStored(request.body) : request.body else {
+            return .json(["error": "undecodable gzip body"], status: 400)
+        }
+        guard let events = (try? JSONSerialization.jsonObject(with: body)) as? [Any] else {
+            return .json(["error": "expected a JSON array of events"], status: 400)
+        }
+        return .json(["received": events.count, "encoding": gzipped ? "gzip" : "identity",
+                      "contentType": orNull(request.header("Content-Type"))])
     }
 
     static func uploadImage(_ request: ServerRequest) -> ServerResponse {

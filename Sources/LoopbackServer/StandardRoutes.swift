@@ -164,6 +164,10 @@ enum StandardRoutes {
         }
         let failures = max(0, request.intQuery("failures") ?? 1)
         guard attempt > failures else {
+            if request.queryItems["mode"] == "abort" {
+                return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                      body: .abort(sending: Data("{\"partial\":".utf8), declaredLength: 100))
+            }
             let status = request.intQuery("status").flatMap { (200...599).contains($0) ? $0 : nil } ?? 503
             var headers: [(String, String)] = []
             if let retryAfter = request.queryItems["retryAfter"], !retryAfter.isEmpty {

@@ -59,7 +59,7 @@ import Testing
 
     @Test func perRequestStatusCodesOverrideTheConfiguration() async throws {
         try await withServer { server in
-            let response = try await makeClient(server).response(for: Get("/status/404").with(\.acceptableStatusCodes, [200, 404]))
+            let response = try await makeClient(server).response(for: Get("/status/404").with(\.validation, .default.acceptingStatusCodes([200, 404])))
             #expect(response.statusCode == 404)
             #expect(response.json["status"] == 404)
         }
@@ -98,7 +98,7 @@ import Testing
                 Issue.record("html is now acceptable, so the failure must be decoding, got \(String(describing: error))")
                 return
             }
-            let any = try await makeClient(server).response(for: Get("/wrong-content-type").with(\.responseFormat, .data).with(\.acceptableContentTypes, []))
+            let any = try await makeClient(server).response(for: Get("/wrong-content-type").with(\.responseFormat, .data).with(\.validation, .default.acceptingContentTypes([])))
             #expect(String(decoding: any.data, as: UTF8.self) == "hello, not json")
         }
     }

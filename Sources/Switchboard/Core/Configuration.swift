@@ -16,11 +16,38 @@ public struct Configuration: Sendable {
     /// The base URL relative paths are joined to (keeping its own path). Default: none.
     public var baseURL: URL?
 
+    /// The base URL of requests with ``Request/useCDN``. Default: none.
+    public var cdnURL: URL?
+
+    /// Header fields sent with every request; a request's own ``Request/headers`` win. Default: none.
+    public var defaultHeaders: HTTPHeaders = [:]
+
+    /// URL filters every request's URL passes through, in order (see ``URLFilter``). Default: none.
+    public var urlFilters: [any URLFilter] = []
+
+    /// Adapters every `URLRequest` passes through, in order (see ``RequestAdapter``). Default: none.
+    public var requestAdapters: [any RequestAdapter] = []
+
+    /// Hooks every result passes through, in order (see ``ResponseHook``). Default: none.
+    public var responseHooks: [any ResponseHook] = []
+
+    /// Accessories of every request (see ``RequestAccessory``). Default: none.
+    public var accessories: [any RequestAccessory] = []
+
+    /// How failed requests are retried; a request's ``Request/retryPolicy`` wins. Default: `.none`.
+    public var retryPolicy: RetryPolicy = .none
+
+    /// How much is logged. Default: `.off`.
+    public var logMode: LogMode = .off
+
+    /// Where log lines go. Default: ``ConsoleLogger``.
+    public var logger: any NetworkLogger = ConsoleLogger()
+
     /// Where parameters of `POST`, `PUT` and `PATCH` go when the request doesn't say. Default: `.form`.
     public var bodyEncoding: ParameterEncoding = .form
 
     /// Status codes that count as success. Default: 200..<300.
-    public var acceptableStatusCodes: Set<Int> = Set(200..<300)
+    public var acceptableStatusCodes: StatusCodes = .success
 
     /// Acceptable MIME types of JSON responses (any `+json` type is accepted when `application/json`
     /// is). Empty accepts any. Default: `application/json`, `text/json`, `text/javascript`.

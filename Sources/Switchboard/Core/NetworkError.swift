@@ -19,6 +19,10 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     case unacceptableContentType(received: String?, acceptable: Set<String>, response: ErrorResponse)
     /// The body is not valid JSON; `snippet` shows its start.
     case decoding(reason: String, snippet: String)
+    /// The JSON doesn't have the shape the request's ``Validation`` requires; says where and what.
+    case jsonShape(JSONShapeMismatch)
+    /// The API reported an error inside a successful answer (see ``APIErrorCodeHook``).
+    case api(APIError)
     /// The body is larger than ``Configuration/maximumResponseSize``.
     case responseTooLarge(limit: Int)
     /// The overall deadline passed.
@@ -37,6 +41,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .httpStatus(let response), .unauthorized(let response): response
         case .unacceptableContentType(_, _, let response): response
+        case .api(let error): error.response
         default: nil
         }
     }
@@ -56,6 +61,8 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .unacceptableContentType(let received, let acceptable, _):
             "unacceptable content type \(received ?? "(none)"), expected one of \(acceptable.sorted().joined(separator: ", "))"
         case .decoding(let reason, let snippet): "undecodable body: \(reason); body starts \(snippet.debugDescription)"
+        case .jsonShape(let mismatch): "unexpected JSON: \(mismatch)"
+        case .api(let error): error.description
         case .responseTooLarge(let limit): "response larger than \(limit) bytes"
         case .timedOut(let seconds): "timed out after \(seconds) s"
         case .cancelled: "cancelled"

@@ -23,9 +23,13 @@ import FoundationNetworking
 ///
 /// ## How the URL is built
 /// - A ``path`` that is an absolute URL (`https://…`) is used as is: no base URL and no URL filters.
-/// - Otherwise the base URL is ``baseURL`` or, when that is `nil`, ``Configuration/baseURL``, and the
+/// - Otherwise the base URL is ``baseURL`` or, when that is `nil`, ``Configuration/baseURL`` (with
+///   ``useCDN``: ``cdnURL`` or ``Configuration/cdnURL``), and the
 ///   path is appended to the base URL's own path: `https://h/v2` with `users/1` or `/users/1` both give
 ///   `https://h/v2/users/1`. (YTKNetwork drops the base URL's path; Switchboard keeps it.)
+/// - Query parameters are appended, then the URL filters run (the configuration's, then the request's).
+/// - Headers: ``Configuration/defaultHeaders``, then the parameter encoding's `Content-Type`, then
+///   ``headers`` (the request wins), then ``credentials`` as `Authorization`; then the request adapters.
 /// - ``makeURLRequest(baseURL:)`` returning a request bypasses URL building, parameter encoding and
 ///   headers entirely; validation, callbacks and observers still apply.
 public protocol Request: Sendable {
@@ -58,11 +62,9 @@ public protocol Request: Sendable {
     /// Scheduling priority. Default: `.default`.
     var priority: RequestPriority { get }
 
-    /// Status codes that count as success; `nil` uses ``Configuration/acceptableStatusCodes``.
-    var acceptableStatusCodes: Set<Int>? { get }
-
-    /// Acceptable response MIME types; `nil` uses ``Configuration/acceptableContentTypes``; empty accepts any.
-    var acceptableContentTypes: Set<String>? { get }
+    /// What the response must be: status codes and content types (falling back to the configuration's)
+    /// and the JSON's shape. Default: `.default`.
+    var validation: Validation { get }
 
     /// Whether the body is JSON (checked and decoded) or raw data. Default: `.json`.
     var responseFormat: ResponseFormat { get }
@@ -70,6 +72,32 @@ public protocol Request: Sendable {
     /// Whether observers receive ``RequestEvent/progress(_:_:)`` events for this request. Default: `false`,
     /// which saves a delivery per received chunk on the small JSON requests most apps make.
     var reportsProgress: Bool { get }
+
+    /// Whether the request goes to the CDN: ``cdnURL`` or ``Configuration/cdnURL`` instead of the base
+    /// URL (YTKNetwork's `useCDN`). Default: `false`.
+    var useCDN: Bool { get }
+
+    /// The CDN URL for this request; `nil` (the default) uses ``Configuration/cdnURL``.
+    var cdnURL: URL? { get }
+
+    /// URL filters for this request, run after the configuration's. Default: none.
+    var urlFilters: [any URLFilter] { get }
+
+    /// Adapters for this request's `URLRequest`, run after the configuration's. Default: none.
+    var requestAdapters: [any RequestAdapter] { get }
+
+    /// Response hooks for this request, run after the configuration's. Default: none.
+    var responseHooks: [any ResponseHook] { get }
+
+    /// Whether the configuration's response hooks apply to this request. Default: `true`; turn it off
+    /// for an endpoint whose body legitimately looks like an error to them.
+    var usesConfigurationResponseHooks: Bool { get }
+
+    /// Accessories for this request (a loading indicator…), run after the configuration's. Default: none.
+    var accessories: [any RequestAccessory] { get }
+
+    /// How to retry this request; `nil` (the default) uses ``Configuration/retryPolicy``.
+    var retryPolicy: RetryPolicy? { get }
 
     /// A fully custom `URLRequest` (seed 000's `buildCustomUrlRequest`). Return `nil` (the default) to let
     /// Switchboard build it. A returned request is sent as it is: ``path``, ``parameters``, ``headers`` and
@@ -88,8 +116,15 @@ extension Request {
     public var credentials: Credentials? { nil }
     public var timeout: TimeInterval? { nil }
     public var priority: RequestPriority { .default }
-    public var acceptableStatusCodes: Set<Int>? { nil }
-    public var acceptableContentTypes: Set<String>? { nil }
+    public var validation: Validation { .default }
+    public var useCDN: Bool { false }
+    public var cdnURL: URL? { nil }
+    public var urlFilters: [any URLFilter] { [] }
+    public var requestAdapters: [any RequestAdapter] { [] }
+    public var responseHooks: [any ResponseHook] { [] }
+    public var usesConfigurationResponseHooks: Bool { true }
+    public var accessories: [any RequestAccessory] { [] }
+    public var retryPolicy: RetryPolicy? { nil }
     public var responseFormat: ResponseFormat { .json }
     public var reportsProgress: Bool { false }
     public func makeURLRequest(baseURL: URL?) throws -> URLRequest? { nil }

@@ -22,8 +22,10 @@ public struct Response<R: Request>: Sendable {
     public let json: JSON
     /// Where the response came from.
     public let source: Source
-    /// When it started, when the first byte came, how long it took.
+    /// When it started, when the first byte came, how long it took (the last attempt).
     public let timing: Timing
+    /// How many attempts it took (more than 1 after retries, see ``RetryPolicy``).
+    public internal(set) var attempts: Int = 1
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {

@@ -7,47 +7,88 @@ import FoundationNetworking
 enum RequestBuilder {
     /// Builds the `URLRequest` for `request`.
     ///
-    /// Order: the request's own `makeURLRequest` (which bypasses everything else); otherwise the URL
-    /// (base URL + path), parameters (query, form or JSON), headers, Basic credentials, idle timeout.
+    /// Order: the request's own `makeURLRequest` (which skips the next four steps); otherwise the base
+    /// URL (or CDN URL) + path, query parameters, URL filters, headers (defaults → encoding → request →
+    /// credentials) and the body. Then the request adapters, then a check of every header.
+    /// Runs on the thread that calls `send`; calls user code (filters, adapters, `makeURLRequest`)
+    /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
     static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
-        let base = request.baseURL ?? configuration.baseURL
-        let custom: URLRequest?
+        let base = try baseURL(of: request, configuration: configuration)
+        var urlRequest: URLRequest
+        if let custom = try custom(request, base: base) {
+            urlRequest = custom
+        } else {
+            urlRequest = try standard(request, base: base, configuration: configuration)
+        }
+        for adapter in configuration.requestAdapters + request.requestAdapters {
+            do {
+                urlRequest = try adapter.adapt(urlRequest, for: request)
+            } catch {
+                throw .invalidRequest(reason: "request adapter \(type(of: adapter)) threw: \(error)")
+            }
+        }
+        try check(urlRequest)
+        return urlRequest
+    }
+
+    /// The base URL: the CDN's for `useCDN` requests, otherwise the request's or the configuration's.
+    private static func baseURL<R: Request>(of request: R, configuration: Configuration) throws(NetworkError) -> URL? {
+        guard request.useCDN else { return request.baseURL ?? configuration.baseURL }
+        guard let cdn = request.cdnURL ?? configuration.cdnURL else {
+            throw .invalidRequest(reason: "\(R.self) uses the CDN, but neither it nor the configuration has a cdnURL")
+        }
+        return cdn
+    }
+
+    private static func custom<R: Request>(_ request: R, base: URL?) throws(NetworkError) -> URLRequest? {
         do {
-            custom = try request.makeURLRequest(baseURL: base)
+            return try request.makeURLRequest(baseURL: base)
         } catch {
             throw .invalidRequest(reason: "makeURLRequest threw: \(error)")
         }
-        if let custom {
-            try check(custom)
-            return custom
-        }
+    }
 
+    private static func standard<R: Request>(_ request: R, base: URL?, configuration: Configuration) throws(NetworkError) -> URLRequest {
+        let isAbsolute = URLResolver.isAbsolute(request.path)
         var url = try URLResolver.resolve(path: request.path, base: base)
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
-        urlRequest.timeoutInterval = configuration.idleTimeout
-
-        var headers = HTTPHeaders()
-        if request.responseFormat == .json { headers["Accept"] = "application/json" }
+        var body: Data?
+        var contentType: String?
         if let parameters = request.parameters {
             let encoding = request.parameterEncoding
                 ?? (request.method.encodesParametersInQuery ? .query : configuration.bodyEncoding)
             switch encoding {
             case .query:
                 let query = try formEncoded(parameters)
-                if !query.isEmpty {
-                    url = URLEncodedForm.appendingQuery(query, to: url)
-                    urlRequest.url = url
-                }
+                if !query.isEmpty { url = URLEncodedForm.appendingQuery(query, to: url) }
             case .form:
-                urlRequest.httpBody = Data(try formEncoded(parameters).utf8)
-                headers["Content-Type"] = "application/x-www-form-urlencoded; charset=utf-8"
+                body = Data(try formEncoded(parameters).utf8)
+                contentType = "application/x-www-form-urlencoded; charset=utf-8"
             case .json:
-                urlRequest.httpBody = parameters.serialized()
-                headers["Content-Type"] = "application/json"
+                body = parameters.serialized()
+                contentType = "application/json"
             }
         }
+        if !isAbsolute {
+            for filter in configuration.urlFilters + request.urlFilters {
+                do {
+                    url = try filter.filter(url, for: request)
+                } catch {
+                    throw .invalidRequest(reason: "URL filter \(type(of: filter)) threw: \(error)")
+                }
+            }
+            try URLResolver.check(url)
+        }
+
+        var urlRequest = URLRequest(url: url)
+        urlRequest.httpMethod = request.method.rawValue
+        urlRequest.timeoutInterval = configuration.idleTimeout
+        urlRequest.httpBody = body
+
+        var headers = HTTPHeaders()
+        if request.responseFormat == .json { headers["Accept"] = "application/json" }
+        headers.merge(configuration.defaultHeaders)
+        if let contentType { headers["Content-Type"] = contentType }
         headers.merge(request.headers)
         if let credentials = request.credentials, headers["Authorization"] == nil {
             headers["Authorization"] = credentials.authorizationHeader
@@ -67,11 +108,11 @@ enum RequestBuilder {
         }
     }
 
-    /// Checks a custom `URLRequest`: an http(s) URL with a host, and sendable headers.
+    /// Checks the final request: an http(s) URL with a host, and sendable headers.
     private static func check(_ request: URLRequest) throws(NetworkError) {
-        guard let url = request.url else { throw .invalidRequest(reason: "makeURLRequest returned a request without a URL") }
+        guard let url = request.url else { throw .invalidRequest(reason: "the request has no URL") }
         try URLResolver.check(url)
-        let headers = HTTPHeaders((request.allHTTPHeaderFields ?? [:]))
+        let headers = HTTPHeaders(request.allHTTPHeaderFields ?? [:])
         if let invalid = headers.firstInvalidField {
             throw .invalidRequest(reason: invalid.reason)
         }

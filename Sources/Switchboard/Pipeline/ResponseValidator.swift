@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// Turns what the transport got into a ``Response`` or a ``NetworkError`` (step 5 of the flow):
 /// status first (so a 500 with an HTML page reports its status and body), then content type, then the
-/// body decoded once.
+/// body decoded once, then the JSON's shape.
 enum ResponseValidator {
     static func validate<R: Request>(
         _ transport: TransportResponse,
@@ -14,14 +14,15 @@ enum ResponseValidator {
     ) -> Result<Response<R>, NetworkError> {
         let http = transport.httpResponse
         let status = http.statusCode
-        let acceptable = request.acceptableStatusCodes ?? configuration.acceptableStatusCodes
+        let validation = request.validation
+        let acceptable = validation.statusCodes ?? configuration.acceptableStatusCodes
         guard acceptable.contains(status) else {
             let failure = ErrorResponse(http, body: transport.data)
             return .failure(status == 401 ? .unauthorized(failure) : .httpStatus(failure))
         }
         var json = JSON.null
         if request.responseFormat == .json, !transport.data.isEmpty {
-            let types = request.acceptableContentTypes ?? configuration.acceptableContentTypes
+            let types = validation.contentTypes ?? configuration.acceptableContentTypes
             let mime = mimeType(of: http)
             guard isAcceptable(mime, in: types) else {
                 return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(http, body: transport.data)))
@@ -31,6 +32,9 @@ enum ResponseValidator {
             } catch {
                 return .failure(.decoding(reason: "\(error)", snippet: snippet(of: transport.data)))
             }
+        }
+        if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
+            return .failure(.jsonShape(mismatch))
         }
         return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing))
     }
@@ -47,7 +51,7 @@ enum ResponseValidator {
     static func isAcceptable(_ mime: String?, in types: Set<String>) -> Bool {
         if types.isEmpty { return true }
         guard let mime else { return false }
-        if types.contains(mime) { return true }
+        if types.contains(mime) || types.contains(where: { $0.lowercased() == mime }) { return true }
         return mime.hasSuffix("+json") && types.contains("application/json")
     }
 

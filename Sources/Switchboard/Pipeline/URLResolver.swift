@@ -41,10 +41,15 @@ enum URLResolver {
         return url
     }
 
+    /// Whether `path` is an absolute http(s) URL, used as is.
+    static func isAbsolute(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return lower.hasPrefix("http://") || lower.hasPrefix("https://")
+    }
+
     /// `path` as a URL when it has an http(s) scheme (`http://`, `https://`).
     private static func absoluteURL(_ path: String) -> URL? {
-        let lower = path.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else { return nil }
+        guard isAbsolute(path) else { return nil }
         return URL(string: path) ?? path.addingPercentEncoding(withAllowedCharacters: absoluteAllowed).flatMap(URL.init(string:))
     }
 

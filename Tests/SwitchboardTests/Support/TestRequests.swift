@@ -22,8 +22,14 @@ struct Get: Request {
     var path: String
     var method: HTTPMethod = .get
     var responseFormat: ResponseFormat = .json
-    var acceptableContentTypes: Set<String>? = nil
-    var acceptableStatusCodes: Set<Int>? = nil
+    var validation: Validation = .default
+    var retryPolicy: RetryPolicy? = nil
+    var accessories: [any RequestAccessory] = []
+    var responseHooks: [any ResponseHook] = []
+    var usesConfigurationResponseHooks = true
+    var urlFilters: [any URLFilter] = []
+    var requestAdapters: [any RequestAdapter] = []
+    var useCDN = false
     var credentials: Credentials? = nil
     var timeout: TimeInterval? = nil
     var reportsProgress: Bool = false

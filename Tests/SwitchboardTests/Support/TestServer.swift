@@ -35,14 +35,6 @@ extension Switchboard {
     }
 }
 
-extension Result {
-    /// The error, or `nil` on success.
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
-    }
-}
-
 /// A thread-safe counter / box for tests.
 final class Box<Value: Sendable>: Sendable {
     private let storage: Locked<Value>

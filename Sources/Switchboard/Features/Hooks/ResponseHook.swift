@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Cross-cutting handling of every result: turn a successful answer into a failure (an API that reports
+/// errors inside a 200 body), or map a failure (token expiry, error translation).
+///
+/// Hooks run once per send, on the final result (after retries), in order: the configuration's, then
+/// the request's. They run on the transport's queue, before ``RequestAccessory/willStop(_:error:)`` and
+/// before any observer or closure hears the result. Both methods have default implementations.
+public protocol ResponseHook: Sendable {
+    /// Inspects a response that passed validation. Throw to make the send fail with that error.
+    func didSucceed(_ response: ResponseContext) throws(NetworkError)
+
+    /// Returns the error to report instead of `error` (the default returns `error`).
+    func didFail(_ error: NetworkError, for request: any Request) -> NetworkError
+}
+
+extension ResponseHook {
+    public func didSucceed(_ response: ResponseContext) throws(NetworkError) {}
+    public func didFail(_ error: NetworkError, for request: any Request) -> NetworkError { error }
+}
+
+/// What a hook sees of a successful response.
+public struct ResponseContext: Sendable {
+    /// The request.
+    public let request: any Request
+    /// The HTTP response.
+    public let httpResponse: HTTPURLResponse
+    /// The body.
+    public let data: Data
+    /// The decoded body.
+    public let json: JSON
+
+    /// The answer as an ``ErrorResponse``, for errors a hook throws.
+    public var errorResponse: ErrorResponse { ErrorResponse(httpResponse, body: data) }
+}
+
+/// Turns a 200 whose JSON body carries an error code into ``NetworkError/api(_:)``, keeping the code and
+/// message: the pitfall seed 001 describes (`{"errorCode": 3, "message": "session expired"}`).
+///
+/// ```swift
+/// Switchboard.shared.configuration.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))
+/// ```
+/// A body without the code key, or whose code is one of `successCodes`, passes.
+public struct APIErrorCodeHook: ResponseHook {
+    /// The key of the code in a top-level object.
+    public var codeKey: String
+    /// The key of the message.
+    public var messageKey: String
+    /// Codes that mean success.
+    public var successCodes: Set<JSON>
+
+    /// Creates the hook.
+    public init(codeKey: String = "errorCode", messageKey: String = "message", successCodes: Set<JSON> = [0, "0"]) {
+        self.codeKey = codeKey
+        self.messageKey = messageKey
+        self.successCodes = successCodes
+    }
+
+    public func didSucceed(_ response: ResponseContext) throws(NetworkError) {
+        let code = response.json[codeKey]
+        guard !code.isNull, !successCodes.contains(code) else { return }
+        throw .api(APIError(code: code, message: response.json[messageKey].string, response: response.errorResponse))
+    }
+}
+
+/// An error the API reported inside a successful HTTP answer.
+public struct APIError: Sendable, CustomStringConvertible {
+    /// The code as the API sent it.
+    public let code: JSON
+    /// The message, when there is one.
+    public let message: String?
+    /// The whole answer.
+    public let response: ErrorResponse
+
+    /// Creates an API error.
+    public init(code: JSON, message: String?, response: ErrorResponse) {
+        self.code = code
+        self.message = message
+        self.response = response
+    }
+
+    /// The code as an integer, when it is one (or a string holding one).
+    public var intCode: Int? { code.int ?? code.string.flatMap { Int($0) } }
+
+    /// `API error 3: session expired`
+    public var description: String { "API error \(code)" + (message.map { ": \($0)" } ?? "") }
+}

@@ -1,0 +1,62 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// Seed 001's one-call common request.
+@Suite struct CommonRequestTests {
+    static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "start": "0", "end": "3"]
+
+    @Test func getWithTheSeedsParametersReturnsTheJSON() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let json = try await client.request("/api.php", parameters: ["type": "List", "city": "2", "lid": "31", "sortBy": "1", "start": 0, "end": 3], method: .get)
+            #expect(json["errorCode"] == 0)
+            #expect(json["list"].array?.count == 3)
+            #expect(json["city"] == "2")
+        }
+    }
+
+    @Test func postUsesTheConfiguredJSONBodyEncoding() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.bodyEncoding = .json }
+            let result = await withCheckedContinuation { continuation in
+                client.request("/api.php", parameters: ["type": "List", "start": 1, "end": 3], method: .post) { continuation.resume(returning: $0) }
+            }
+            let json = try result.get()
+            #expect(json["method"] == "POST")
+            #expect(json["list"][0]["id"] == 1)
+        }
+    }
+
+    @Test func aFailureIsATypedErrorNeverAnEmptyDictionary() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let result = await withCheckedContinuation { continuation in
+                client.request("/status/500") { continuation.resume(returning: $0) }
+            }
+            guard case .failure(let error) = result else {
+                Issue.record("a 500 must fail, got \(result)")
+                return
+            }
+            #expect(error.statusCode == 500)
+        }
+    }
+
+    @Test func observersOfCommonRequestHearTheCallsAndTellThemApartByPath() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let paths = Box<[String]>([])
+            let listener = Listener()
+            client.addObserver(listener, for: CommonRequest.self) { _, event in
+                if event.isTerminal { paths.mutate { $0.append(event.request.path) } }
+            }
+            _ = try await client.request("/users/1")
+            _ = try await client.request("/api.php", parameters: ["type": "List"])
+            #expect(paths.value == ["/users/1", "/api.php"])
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// Records the order of accessory calls and observer/closure deliveries.
+final class OrderRecorder: RequestAccessory, ResponseHook {
+    let steps = Box<[String]>([])
+    let key: DispatchSpecificKey<String>?
+
+    init(key: DispatchSpecificKey<String>? = nil) { self.key = key }
+
+    private func record(_ step: String) {
+        let queue = key.flatMap { DispatchQueue.getSpecific(key: $0) }.map { "@" + $0 } ?? ""
+        steps.mutate { $0.append(step + queue) }
+    }
+
+    func willStart(_ request: any Request) { record("willStart") }
+    func willStop(_ request: any Request, error: NetworkError?) { record("willStop") }
+    func didStop(_ request: any Request, error: NetworkError?) { record(error == nil ? "didStop" : "didStop(error)") }
+    func didSucceed(_ response: ResponseContext) throws(NetworkError) { record("hook") }
+    func note(_ step: String) { record(step) }
+}
+
+@Suite struct HookAndAccessoryTests {
+    @Test func bodyLevelErrorCodeBecomesATypedFailureKeepingCodeAndMessage() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }
+            let error = await client.result(Get("/body-error")).failure
+            let api = error?.apiError
+            #expect(api?.intCode == 3)
+            #expect(api?.message == "session expired")
+            #expect(api?.response.statusCode == 200)
+            #expect(error?.description == "API error 3: session expired")
+            // errorCode 0 is success; a body without the key passes.
+            let list = try await client.response(for: Get("/api.php?type=List"))
+            #expect(list.json["errorCode"] == 0)
+            _ = try await client.response(for: Get("/users/1"))
+        }
+    }
+
+    @Test func aRequestCanOptOutOfTheConfigurationsHooks() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }
+            let response = try await client.response(for: Get("/body-error").with(\.usesConfigurationResponseHooks, false))
+            #expect(response.json["errorCode"] == 3)
+        }
+    }
+
+    @Test func failureHooksMapErrorsInOrder() async throws {
+        struct SessionExpired: ResponseHook {
+            func didFail(_ error: NetworkError, for request: any Request) -> NetworkError {
+                error.statusCode == 401 ? .invalidRequest(reason: "log in again") : error
+            }
+        }
+        struct Suffix: ResponseHook {
+            func didFail(_ error: NetworkError, for request: any Request) -> NetworkError {
+                if case .invalidRequest(let reason) = error { return .invalidRequest(reason: reason + " (mapped)") }
+                return error
+            }
+        }
+        try await withServer { server in
+            let client = makeClient(server) { $0.responseHooks = [SessionExpired()] }
+            let error = await client.result(Get("/unauthorized-no-challenge").with(\.responseHooks, [Suffix()])).failure
+            #expect(error?.invalidReason == "log in again (mapped)")
+        }
+    }
+
+    @Test func orderIsHookWillStopObserversClosureDidStopOnTheCallbackQueue() async throws {
+        let key = DispatchSpecificKey<String>()
+        let queue = DispatchQueue(label: "callbacks")
+        queue.setSpecific(key: key, value: "cb")
+        try await withServer { server in
+            let recorder = OrderRecorder(key: key)
+            let client = makeClient(server) {
+                $0.callbackQueue = .queue(queue)
+                $0.accessories = [recorder]
+                $0.responseHooks = [recorder]
+            }
+            let listener = Listener()
+            client.addObserver(listener, for: Ping.self) { _, event in recorder.note("observer:" + Listener.name(event)) }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                client.send(Ping()) { _ in
+                    recorder.note("closure")
+                    continuation.resume()
+                }
+            }
+            await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+            #expect(recorder.steps.value == [
+                "willStart", "observer:started@cb", "hook", "willStop@cb", "observer:succeeded@cb", "closure@cb", "didStop@cb",
+            ])
+        }
+    }
+
+    @Test func accessoriesSeeFailuresAndCancellationsToo() async throws {
+        try await withServer { server in
+            let recorder = OrderRecorder()
+            let client = makeClient(server) { $0.accessories = [recorder] }
+            _ = await client.result(Get("/status/500"))
+            #expect(recorder.steps.value == ["willStart", "willStop", "didStop(error)"])
+            let cancelled = OrderRecorder()
+            let handle = makeClient(server) { $0.accessories = [cancelled] }.send(Get("/delay/2000"))
+            handle.cancel()
+            #expect(await eventually { cancelled.steps.value.count == 3 })
+            #expect(cancelled.steps.value == ["willStart", "willStop", "didStop(error)"])
+        }
+    }
+
+    @Test func perRequestAccessoriesRunAfterTheConfigurations() async throws {
+        try await withServer { server in
+            let global = OrderRecorder(), local = OrderRecorder()
+            let client = makeClient(server) { $0.accessories = [global] }
+            _ = try await client.response(for: Get("/echo").with(\.accessories, [local]))
+            #expect(global.steps.value == ["willStart", "willStop", "didStop"])
+            #expect(local.steps.value == ["willStart", "willStop", "didStop"])
+        }
+    }
+}

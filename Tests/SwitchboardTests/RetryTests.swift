@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+@Suite struct RetryTests {
+    static let fast = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.05)
+
+    @Test func aFlakyGETSucceedsOnAttempt3WithOneTerminalEvent() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let listener = Listener()
+            client.addObserver(listener, for: Get.self) { l, event in l.log.mutate { $0.append(Listener.name(event)) } }
+            let completions = Box(0)
+            let result = await withCheckedContinuation { continuation in
+                client.send(Get("/flaky/a?failures=2")) { result in
+                    completions.mutate { $0 += 1 }
+                    continuation.resume(returning: result)
+                }
+            }
+            let response = try result.get()
+            #expect(response.attempts == 3)
+            #expect(response.json["attempt"] == 3)
+            #expect(server.hits("/flaky/a") == 3)
+            #expect(listener.log.value == ["started", "succeeded"])
+            #expect(completions.value == 1)
+        }
+    }
+
+    @Test func givingUpReportsTheLastErrorOnce() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let error = await client.result(Get("/flaky/b?failures=10")).failure
+            #expect(error?.statusCode == 503)
+            #expect(server.hits("/flaky/b") == 3)
+        }
+    }
+
+    @Test func postIsNotRetriedUnlessTheRequestOptsIn() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let error = await client.result(Get("/flaky/c?failures=1").with(\.method, .post)).failure
+            #expect(error?.statusCode == 503)
+            #expect(server.hits("/flaky/c") == 1)
+            let optedIn = Get("/flaky/d?failures=1").with(\.method, .post).with(\.retryPolicy, Self.fast.retryingNonIdempotentRequests())
+            let response = try await client.response(for: optedIn)
+            #expect(response.attempts == 2)
+        }
+    }
+
+    @Test func clientErrorsAreNotRetried() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let error = await client.result(Get("/flaky/e?failures=5&status=404")).failure
+            #expect(error?.statusCode == 404)
+            #expect(server.hits("/flaky/e") == 1)
+        }
+    }
+
+    @Test func connectionLostMidBodyIsRetried() async throws {
+        try await withServer { server in
+            let response = try await makeClient(server) { $0.retryPolicy = Self.fast }.response(for: Get("/flaky/f?failures=1&mode=abort"))
+            #expect(response.attempts == 2)
+        }
+    }
+
+    @Test func retryAfterIsHonouredAndTooLongARetryAfterEndsTheRetries() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let started = Date()
+            let response = try await client.response(for: Get("/flaky/g?failures=1&status=429&retryAfter=1"))
+            #expect(response.attempts == 2)
+            #expect(Date().timeIntervalSince(started) >= 0.95)  // waited what the server asked, not 10 ms
+            let error = await client.result(Get("/flaky/h?failures=1&status=503&retryAfter=3600")).failure
+            #expect(error?.statusCode == 503)
+            #expect(server.hits("/flaky/h") == 1)
+        }
+    }
+
+    @Test func cancellingDuringBackoffDeliversCancelledOnceAndSendsNoMore() async throws {
+        try await withServer { server in
+            let slow = RetryPolicy(maximumAttempts: 5, initialDelay: 0.5, jitter: 0)
+            let client = makeClient(server) { $0.retryPolicy = slow }
+            let outcomes = Box<[Bool]>([])
+            let handle = client.send(Get("/flaky/i?failures=4")) { result in outcomes.mutate { $0.append(result.failure?.isCancelled == true) } }
+            #expect(await eventually { server.hits("/flaky/i") >= 1 })
+            handle.cancel()
+            let hitsAtCancel = server.hits("/flaky/i")
+            #expect(hitsAtCancel < 5)
+            try await Task.sleep(nanoseconds: 1_200_000_000)  // longer than the next backoff
+            #expect(outcomes.value == [true])
+            #expect(server.hits("/flaky/i") == hitsAtCancel)
+        }
+    }
+
+    @Test func backoffGrowsIsCappedAndJittered() {
+        let policy = RetryPolicy(maximumAttempts: 10, initialDelay: 0.1, multiplier: 2, maximumDelay: 1, jitter: 0)
+        #expect(policy.backoff(afterAttempt: 1) == 0.1)
+        #expect(policy.backoff(afterAttempt: 3) == 0.4)
+        #expect(policy.backoff(afterAttempt: 9) == 1)
+        let jittered = RetryPolicy(maximumAttempts: 10, initialDelay: 1, maximumDelay: 100, jitter: 0.2)
+        for _ in 0..<100 {
+            let delay = jittered.backoff(afterAttempt: 1)
+            #expect(delay >= 0.8 && delay <= 1.2)
+        }
+    }
+
+    @Test func policyRulesForErrorsMethodsAndAttempts() {
+        let policy = RetryPolicy(maximumAttempts: 2)
+        let unavailable = NetworkError.httpStatus(ErrorResponse(statusCode: 503, headers: [:], body: Data(), url: nil))
+        #expect(policy.delay(afterAttempt: 1, error: unavailable, method: .get) != nil)
+        #expect(policy.delay(afterAttempt: 2, error: unavailable, method: .get) == nil)
+        #expect(policy.delay(afterAttempt: 1, error: unavailable, method: .patch) == nil)
+        #expect(policy.delay(afterAttempt: 1, error: .timedOut(after: 1), method: .get) != nil)
+        #expect(policy.delay(afterAttempt: 1, error: .transport(URLError(.networkConnectionLost)), method: .put) != nil)
+        #expect(policy.delay(afterAttempt: 1, error: .transport(URLError(.badURL)), method: .get) == nil)
+        #expect(policy.delay(afterAttempt: 1, error: .cancelled, method: .get) == nil)
+        #expect(RetryPolicy.none.delay(afterAttempt: 1, error: unavailable, method: .get) == nil)
+    }
+
+    @Test func retryAfterParsesSecondsAndHTTPDates() {
+        let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
+        #expect(RetryPolicy.parseRetryAfter("120", now: now) == 120)
+        #expect(RetryPolicy.parseRetryAfter("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == 30)
+        #expect(RetryPolicy.parseRetryAfter("Wed, 21 Oct 2015 07:27:00 GMT", now: now) == 0)
+        #expect(RetryPolicy.parseRetryAfter("-5", now: now) == nil)
+        #expect(RetryPolicy.parseRetryAfter("soon", now: now) == nil)
+    }
+}
