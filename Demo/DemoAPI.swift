@@ -1,5 +1,9 @@
 import Foundation
+import LoopbackServer
 import Switchboard
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// `GET /users/:id` — the user info endpoint of the seeds.
 struct GetUserInfo: Request {
@@ -26,4 +30,47 @@ struct GetImage: Request {
 /// An endpoint that answers 500 with a JSON body.
 struct BrokenEndpoint: Request {
     var path: String { "/status/500" }
+}
+
+/// Seed 000's `buildCustomUrlRequest`: a POST of gzipped events whose body, Content-Type and
+/// Content-Encoding the request builds itself. Validation, callbacks and observers still apply.
+struct UploadEvents: Request {
+    let events: [String]
+    var path: String { "/events" }
+    var validation: Validation { .default.requiring(["received": .integer]) }
+    func makeURLRequest(baseURL: URL?) throws -> URLRequest? {
+        guard let url = baseURL?.appendingPathComponent("events") else { return nil }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.addValue("application/json; charset=UTF-8", forHTTPHeaderField: "Content-Type")
+        request.addValue("gzip", forHTTPHeaderField: "Content-Encoding")
+        let json = JSON.array(events.map { ["event": .string($0)] })
+        request.httpBody = Gzip.stored(json.serialized())
+        return request
+    }
+}
+
+/// `GET /echo` with custom header fields (seed 000's `requestHeaderFieldValueDictionary`).
+struct EchoHeaders: Request {
+    var path: String { "/echo" }
+    var headers: HTTPHeaders { ["X-Client": "switchboard-demo", "X-Device": "linux"] }
+}
+
+/// The user endpoint with a validator the answer doesn't satisfy (the id is a string).
+struct StrictUserInfo: Request {
+    let id: String
+    var path: String { "/users/\(id)" }
+    var validation: Validation { .default.requiring(["user": ["id": .integer, "name": .string]]) }
+}
+
+/// An API that reports a failure inside a 200 body: `{"errorCode": 3, "message": "session expired"}`.
+struct SessionCheck: Request {
+    var path: String { "/body-error" }
+}
+
+/// An endpoint that fails twice with 503, then answers.
+struct FlakyFeed: Request {
+    let key: String
+    var path: String { "/flaky/\(key)?failures=2" }
+    var retryPolicy: RetryPolicy? { RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, maximumDelay: 0.2) }
 }

@@ -7,7 +7,7 @@ import Testing
 @testable import Switchboard
 
 /// Seed 001's one-call common request.
-@Suite struct CommonRequestTests {
+@Suite(.timeLimit(.minutes(1))) struct CommonRequestTests {
     static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "start": "0", "end": "3"]
 
     @Test func getWithTheSeedsParametersReturnsTheJSON() async throws {

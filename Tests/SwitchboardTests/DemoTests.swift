@@ -7,7 +7,7 @@ import Testing
 @testable import Demo
 
 /// Runs the demo's scenarios (the same code `swift run Demo` runs) and checks the transcript.
-@Suite struct DemoTests {
+@Suite(.timeLimit(.minutes(1))) struct DemoTests {
     @Test func everyDemoScenarioBehavesAsDescribed() async throws {
         try await withServer { server in
             let transcript = Transcript(echo: false)
@@ -22,6 +22,15 @@ import Testing
                 "await response(for:) → User 42, nickname nick42",
                 "the stream saw: started → succeeded",
                 "error: HTTP 500:",
+                "the server saw version=3.2.1",
+                "X-Client: switchboard-demo, X-Device: linux, X-App: Switchboard Demo",
+                "the server unpacked 3 events sent with Content-Encoding: gzip",
+                "list: Item 0, Item 1, Item 2",
+                "log: ← 200 GET",
+                "a failure is a typed error (HTTP 404), never an empty dictionary",
+                "error: $.user.id: expected integer, found string",
+                "error: API error 3: session expired",
+                "the server failed twice with 503, then answered: attempt 3",
             ] {
                 #expect(text.contains(expected), "transcript lacks \(expected.debugDescription)")
             }

@@ -13,7 +13,7 @@ import Glibc
 // Every test starts its own server on an ephemeral port and stops it, so the tests run in parallel.
 // Raw sockets are used where the exact bytes on the wire matter; URLSession elsewhere.
 
-@Suite("LoopbackServer")
+@Suite("LoopbackServer", .timeLimit(.minutes(1)))
 struct LoopbackServerTests {
     // MARK: - Connection handling
 

@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite struct RetryTests {
+@Suite(.timeLimit(.minutes(1))) struct RetryTests {
     static let fast = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.05)
 
     @Test func aFlakyGETSucceedsOnAttempt3WithOneTerminalEvent() async throws {

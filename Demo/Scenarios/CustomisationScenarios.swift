@@ -1,0 +1,89 @@
+import Foundation
+import Switchboard
+
+/// Writes Switchboard's log lines into the transcript.
+struct TranscriptLogger: NetworkLogger {
+    let transcript: Transcript
+    func log(_ record: LogRecord) {
+        for line in record.message.split(separator: "\n") { transcript.say("    log: \(line)") }
+    }
+}
+
+/// Seed 000's advanced usage and seed 001's common request.
+enum CustomisationScenarios {
+    static let appVersion = "3.2.1"
+
+    static let all: [DemoRunner.Scenario] = [
+        DemoRunner.Scenario(title: "A URL filter adds the app version to every request (setupRequestFilters)") { transcript in
+            Switchboard.shared.configuration.urlFilters.append(URLArgumentsFilter(["version": appVersion]))
+            let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "9"))
+            let version = (try? result.get())?.json["version"].string
+            transcript.say("  the server saw version=\(version ?? "nothing")")
+            transcript.check(version == appVersion, "every request now carries version=\(appVersion)")
+        },
+        DemoRunner.Scenario(title: "Custom header fields, merged with the configuration's") { transcript in
+            Switchboard.shared.configuration.defaultHeaders = ["X-App": "Switchboard Demo"]
+            let headers = (try? await Switchboard.shared.sendAndWait(EchoHeaders()).get())?.json["headers"] ?? .null
+            transcript.say("  X-Client: \(headers["X-Client"].string ?? "-"), X-Device: \(headers["X-Device"].string ?? "-"), X-App: \(headers["X-App"].string ?? "-")")
+            transcript.check(headers["X-Client"] == "switchboard-demo" && headers["X-App"] == "Switchboard Demo", "request and default headers both arrived")
+        },
+        DemoRunner.Scenario(title: "A fully custom URLRequest: gzipped events (buildCustomUrlRequest)") { transcript in
+            let result = await Switchboard.shared.sendAndWait(UploadEvents(events: ["launch", "tap", "close"]))
+            let json = (try? result.get())?.json ?? .null
+            transcript.say("  the server unpacked \(json["received"].int ?? 0) events sent with Content-Encoding: \(json["encoding"].string ?? "?")")
+            transcript.check(json["received"] == 3 && json["encoding"] == "gzip", "the request's own body, type and encoding were sent as built")
+        },
+        DemoRunner.Scenario(title: "The common request: one call to /api.php with the seed's parameters, debug logging on") { transcript in
+            Switchboard.shared.configuration.logMode = .debug
+            Switchboard.shared.configuration.logger = TranscriptLogger(transcript: transcript)
+            defer { Switchboard.shared.configuration.logMode = .off }
+            let parameters: JSON = ["type": "List", "city": "2", "lid": "31", "sortBy": "1", "start": "0", "end": "3"]
+            let result = await withCheckedContinuation { continuation in
+                Switchboard.shared.request("/api.php", parameters: parameters, method: .get) { continuation.resume(returning: $0) }
+            }
+            switch result {
+            case .success(let json):
+                let titles = json["list"].array?.compactMap { $0["title"].string } ?? []
+                transcript.say("  list: \(titles.joined(separator: ", "))")
+                transcript.check(titles == ["Item 0", "Item 1", "Item 2"], "a dictionary back in one call, with GET")
+            case .failure(let error):
+                transcript.check(false, "the common request failed: \(error)")
+            }
+            let failed = await withCheckedContinuation { continuation in
+                Switchboard.shared.request("/status/404", method: .post) { continuation.resume(returning: $0) }
+            }
+            if case .failure(let error) = failed {
+                transcript.check(error.statusCode == 404, "a failure is a typed error (HTTP 404), never an empty dictionary")
+            } else {
+                transcript.check(false, "a 404 should fail")
+            }
+        },
+        DemoRunner.Scenario(title: "A JSON validator the answer fails (jsonValidator)") { transcript in
+            let result = await Switchboard.shared.sendAndWait(StrictUserInfo(id: "5"))
+            if case .failure(.jsonShape(let mismatch)) = result {
+                transcript.say("  error: \(mismatch)")
+                transcript.check(mismatch.path == "$.user.id", "the error names the path and what was expected")
+            } else {
+                transcript.check(false, "expected a JSON shape failure, got \(result)")
+            }
+        },
+        DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
+            Switchboard.shared.configuration.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")]
+            defer { Switchboard.shared.configuration.responseHooks = [] }
+            let result = await Switchboard.shared.sendAndWait(SessionCheck())
+            if case .failure(.api(let error)) = result {
+                transcript.say("  error: \(error)")
+                transcript.check(error.intCode == 3 && error.message == "session expired", "code and message are kept")
+            } else {
+                transcript.check(false, "expected an API error, got \(result)")
+            }
+        },
+        DemoRunner.Scenario(title: "A request retried until it succeeds on attempt 3") { transcript in
+            let key = "demo-\(UUID().uuidString.prefix(8))"
+            let result = await Switchboard.shared.sendAndWait(FlakyFeed(key: key))
+            let response = try? result.get()
+            transcript.say("  the server failed twice with 503, then answered: attempt \(response?.json["attempt"].int ?? 0)")
+            transcript.check(response?.attempts == 3, "one send, one result, three attempts")
+        },
+    ]
+}
