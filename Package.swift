@@ -14,6 +14,7 @@ var package = Package(
         .library(name: "SwitchboardTesting", targets: ["SwitchboardTesting"]),
         .executable(name: "Demo", targets: ["Demo"]),
         .executable(name: "loopback-server", targets: ["loopback-server"]),
+        .executable(name: "switchboard-bench", targets: ["switchboard-bench"]),
     ],
     targets: [
         .target(name: "Switchboard"),
@@ -21,6 +22,7 @@ var package = Package(
         .target(name: "LoopbackServer"),
         .executableTarget(name: "loopback-server", dependencies: ["LoopbackServer"]),
         .executableTarget(name: "Demo", dependencies: ["Switchboard", "LoopbackServer"], path: "Demo"),
+        .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard"]),
         .testTarget(
             name: "SwitchboardTests",
             dependencies: ["Switchboard", "SwitchboardTesting", "LoopbackServer", "Demo"]

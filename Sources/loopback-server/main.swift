@@ -29,6 +29,11 @@ while let argument = arguments.popFirst() {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// A parent that spawns us from a thread with signals blocked (libdispatch's threads block them) passes
+// that mask on; unblock everything so SIGTERM and SIGINT end the server.
+var noSignals = sigset_t()
+sigemptyset(&noSignals)
+sigprocmask(SIG_SETMASK, &noSignals, nil)
 do {
     let server = try LoopbackServer.standard(port: port)
     print("listening on \(server.baseURL.absoluteString)")

@@ -105,6 +105,12 @@ public final class Switchboard: Sendable {
         state.withLock { _ = $0.inFlight.removeValue(forKey: id) }
     }
 
+    /// Delivers `event` to the observers of `R` as a send would (for the benchmarks and the package's
+    /// own tests).
+    package func post<R: Request>(_ event: RequestEvent<R>) {
+        registry.post(event)
+    }
+
     /// Cancels every send in flight; each reports `cancelled` once.
     public func cancelAll() {
         let operations = state.withLock { state in

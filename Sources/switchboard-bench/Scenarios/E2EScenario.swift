@@ -1,0 +1,147 @@
+import Foundation
+import Switchboard
+import Synchronization
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `GET /small`: a 40-byte JSON object.
+struct SmallGet: Request {
+    var path: String { "/small" }
+}
+
+/// Counts a run's requests: hands out request numbers to the workers and counts failures.
+final class RunCounter: Sendable {
+    private let next = Atomic<Int>(0)
+    private let failed = Atomic<Int>(0)
+    let total: Int
+    init(total: Int) { self.total = total }
+    /// Whether another request is to be sent.
+    func take() -> Bool { next.wrappingAdd(1, ordering: .relaxed).oldValue < total }
+    func fail() { failed.wrappingAdd(1, ordering: .relaxed) }
+    var failures: Int { failed.load(ordering: .relaxed) }
+}
+
+/// An observer that counts terminal events (the "one observer" of the `send` variant).
+final class TerminalCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func changed(_ event: RequestEvent<SmallGet>) {
+        if event.isTerminal { count.wrappingAdd(1, ordering: .relaxed) }
+    }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// End to end: small JSON GETs at concurrency 1, 8 and 64 against the loopback server in another
+/// process. Switchboard (`send` with one observer and a closure, both on the main queue; and
+/// `response(for:)`) against raw `URLSession.data(for:)` + `JSONSerialization`, same session settings.
+enum E2EScenario {
+    typealias Variant = (name: String, run: @Sendable (RunCounter, Int) async -> Void)
+
+    static func run(quick: Bool) async throws -> ScenarioResult {
+        let server = try ServerProcess()
+        defer { server.stop() }
+        let requests = quick ? 200 : 5000
+        let rounds = quick ? 1 : 5
+        var figures: [Figure] = []
+
+        for concurrency in [1, 8, 64] {
+            let settings = URLSessionConfiguration.ephemeral
+            settings.httpMaximumConnectionsPerHost = concurrency
+            settings.timeoutIntervalForRequest = 30
+            settings.urlCache = nil
+            settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+            let session = URLSession(configuration: settings)
+            let url = server.baseURL.appendingPathComponent("small")
+            let rawRequest = {
+                var request = URLRequest(url: url)
+                request.setValue("application/json", forHTTPHeaderField: "Accept")
+                return request
+            }()
+            let raw: Variant = ("URLSession", { counter, _ in
+                while counter.take() {
+                    do {
+                        let (data, response) = try await session.data(for: rawRequest)
+                        guard (response as? HTTPURLResponse)?.statusCode == 200,
+                            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                        else { counter.fail(); continue }
+                        blackHole &+= object.count
+                    } catch {
+                        counter.fail()
+                    }
+                }
+            })
+
+            let configuration = Configuration {
+                $0.baseURL = server.baseURL
+                $0.maximumConnectionsPerHost = concurrency
+                $0.idleTimeout = 30
+            }
+            let observed = Switchboard(configuration: configuration)
+            let observer = TerminalCounter()
+            observed.addObserver(observer, for: SmallGet.self, calling: TerminalCounter.changed)
+            let send: Variant = ("send + observer", { counter, _ in
+                while counter.take() {
+                    let ok = await withCheckedContinuation { continuation in
+                        observed.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+                    }
+                    if !ok { counter.fail() }
+                }
+            })
+            let awaited = Switchboard(configuration: configuration)
+            let async: Variant = ("response(for:)", { counter, _ in
+                while counter.take() {
+                    do {
+                        let response = try await awaited.response(for: SmallGet())
+                        if response.json["ok"] != true { counter.fail() }
+                    } catch {
+                        counter.fail()
+                    }
+                }
+            })
+
+            // Warm up every client (connections, lazily created sessions).
+            for variant in [raw, send, async] {
+                _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
+            }
+            var samples: [String: (rate: [Double], cpu: [Double])] = [:]
+            for _ in 0..<rounds {
+                for variant in [raw, send, async] {
+                    let (rate, cpu) = try await measure(variant, requests: requests, concurrency: concurrency)
+                    samples[variant.name, default: ([], [])].rate.append(rate)
+                    samples[variant.name, default: ([], [])].cpu.append(cpu)
+                }
+            }
+            session.invalidateAndCancel()
+            let baseline = samples["URLSession"]!
+            for name in ["send + observer", "response(for:)"] {
+                let candidate = samples[name]!
+                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: "≥ 0.95×"))
+                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: "≤ 1.10×"))
+            }
+            blackHole &+= observer.value
+        }
+        return ScenarioResult(
+            scenario: "e2e",
+            note: "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients interleaved; server in another process; CPU is this process's user+system time (getrusage).",
+            figures: figures
+        )
+    }
+
+    /// Runs `requests` requests with `concurrency` workers; returns requests per second and CPU µs per request.
+    static func measure(_ variant: Variant, requests: Int, concurrency: Int) async throws -> (Double, Double) {
+        let counter = RunCounter(total: requests)
+        let cpuStart = processCPUMicroseconds()
+        let start = now()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<concurrency {
+                group.addTask { await variant.run(counter, worker) }
+            }
+        }
+        let seconds = Double(now() - start) / 1e9
+        let cpu = processCPUMicroseconds() - cpuStart
+        guard counter.failures == 0 else {
+            throw BenchError("\(variant.name): \(counter.failures) of \(requests) requests failed")
+        }
+        return (Double(requests) / seconds, cpu / Double(requests))
+    }
+}
