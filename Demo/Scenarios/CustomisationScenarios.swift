@@ -37,7 +37,8 @@ enum CustomisationScenarios {
             Switchboard.shared.configuration.logMode = .debug
             Switchboard.shared.configuration.logger = TranscriptLogger(transcript: transcript)
             defer { Switchboard.shared.configuration.logMode = .off }
-            let parameters: JSON = ["type": "List", "city": "2", "lid": "31", "sortBy": "1", "start": "0", "end": "3"]
+            // Exactly seed 001's parameters.
+            let parameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
             let result = await withCheckedContinuation { continuation in
                 Switchboard.shared.request("/api.php", parameters: parameters, method: .get) { continuation.resume(returning: $0) }
             }

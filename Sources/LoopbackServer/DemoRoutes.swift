@@ -77,6 +77,10 @@ enum DemoRoutes {
                 fields.merge(request.formItems) { _, body in body }
             }
         }
+        // The seed's own spelling (`City`, `SortBy`) and lower camel case both work.
+        for (seed, key) in [("City", "city"), ("SortBy", "sortBy"), ("Start", "start"), ("End", "end")] where fields[key] == nil {
+            fields[key] = fields[seed]
+        }
         guard let type = fields["type"], !type.isEmpty else {
             return .json(["errorCode": 2, "message": "missing type"])
         }

@@ -62,6 +62,7 @@ public final class StubTransport: Transport {
     /// The requests performed so far, in order.
     public var requests: [URLRequest] { recorded.withLock { $0 } }
 
+    /// Answers from the handler, on the stub's serial queue.
     public func perform(
         _ request: URLRequest,
         options: TransferOptions,
@@ -69,7 +70,7 @@ public final class StubTransport: Transport {
         completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
     ) -> any TransportTask {
         recorded.withLock { $0.append(request) }
-        let task = StubTask(completion: completion)
+        let task = StubTask(queue: queue, completion: completion)
         let outcome = handler(request)
         let delay: TimeInterval = (try? outcome.get().delay) ?? 0
         queue.asyncAfter(deadline: .now() + delay) {
@@ -91,8 +92,10 @@ public final class StubTransport: Transport {
 /// A stubbed transfer: completes once, by answer or by cancel.
 private final class StubTask: TransportTask {
     private let completion: Locked<(@Sendable (Result<TransportResponse, NetworkError>) -> Void)?>
+    private let queue: DispatchQueue
 
-    init(completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void) {
+    init(queue: DispatchQueue, completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void) {
+        self.queue = queue
         self.completion = Locked(completion)
     }
 
@@ -104,5 +107,6 @@ private final class StubTask: TransportTask {
         completion?(result)
     }
 
-    func cancel() { finish(.failure(.cancelled)) }
+    /// Completes with `cancelled` on the stub's queue, so it is ordered after any callback there.
+    func cancel() { queue.async { self.finish(.failure(.cancelled)) } }
 }

@@ -8,15 +8,25 @@ import Testing
 
 /// Seed 001's one-call common request.
 @Suite(.timeLimit(.minutes(1))) struct CommonRequestTests {
-    static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "start": "0", "end": "3"]
+    /// Exactly seed 001's parameters (its key spelling included).
+    static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
 
     @Test func getWithTheSeedsParametersReturnsTheJSON() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            let json = try await client.request("/api.php", parameters: ["type": "List", "city": "2", "lid": "31", "sortBy": "1", "start": 0, "end": 3], method: .get)
+            let json = try await client.request("/api.php", parameters: Self.seedParameters, method: .get)
             #expect(json["errorCode"] == 0)
             #expect(json["list"].array?.count == 3)
             #expect(json["city"] == "2")
+            #expect(json["sortBy"] == "1")
+        }
+    }
+
+    @Test func postWithTheSeedsParametersAsAFormBody() async throws {
+        try await withServer { server in
+            let json = try await makeClient(server).request("/api.php", parameters: Self.seedParameters, method: .post)
+            #expect(json["method"] == "POST")
+            #expect(json["list"].array?.count == 3)
         }
     }
 

@@ -53,8 +53,8 @@ public struct Configuration: Sendable {
     /// is). Empty accepts any. Default: `application/json`, `text/json`, `text/javascript`.
     public var acceptableContentTypes: Set<String> = ["application/json", "text/json", "text/javascript"]
 
-    /// The overall deadline of a request in seconds, enforced by Switchboard (URLSession's resource
-    /// timeout is ignored on Linux). Default: 60.
+    /// The deadline of each attempt of a request in seconds, from its start to the last byte, enforced by
+    /// Switchboard (URLSession's resource timeout is ignored on Linux). Default: 60.
     public var timeout: TimeInterval = 60
 
     /// The idle timeout in seconds: the longest wait for the next byte. Default: 30.
@@ -85,8 +85,10 @@ public enum CallbackQueue: Sendable {
     case main
     /// A queue of yours. Use a serial queue so one observer sees one request's events in order.
     case queue(DispatchQueue)
-    /// At once, on the thread that produced the event (Switchboard's serial transport queue, or the
-    /// thread that called `send` for `started`). Keep such callbacks short.
+    /// At once, on the thread that produced the event: Switchboard's serial transport queue for progress
+    /// and most results; the thread that called `send` for `started` and for a request that could not be
+    /// built; the thread that called `cancel()` for a send cancelled before its transfer started. Keep
+    /// such callbacks short.
     case immediate
 
     var dispatchQueue: DispatchQueue? {

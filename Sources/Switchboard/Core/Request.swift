@@ -53,10 +53,14 @@ public protocol Request: Sendable {
     /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
     var headers: HTTPHeaders { get }
 
-    /// HTTP Basic credentials: sent as an `Authorization` header and used for a 401 challenge once.
+    /// HTTP Basic credentials, sent pre-emptively as an `Authorization` header (unless ``headers`` has
+    /// one). For a ``makeURLRequest(baseURL:)`` request without that header they answer a Basic challenge
+    /// from the request's own origin, once. A 401 after they were sent fails with
+    /// ``NetworkError/unauthorized(_:)``.
     var credentials: Credentials? { get }
 
-    /// The overall deadline in seconds, from send to the last byte; `nil` uses ``Configuration/timeout``.
+    /// The deadline of each attempt in seconds, from its start to the last byte; `nil` uses
+    /// ``Configuration/timeout``. With retries a send can take several deadlines plus the waits between.
     var timeout: TimeInterval? { get }
 
     /// Scheduling priority. Default: `.default`.

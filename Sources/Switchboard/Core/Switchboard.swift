@@ -51,11 +51,25 @@ public final class Switchboard: Sendable {
 
     /// The settings. Changes apply to requests sent afterwards; transport settings apply only before the
     /// first send (when the URLSession is created).
+    ///
+    /// `configuration.x = y` reads, changes and writes back the whole value; when several threads may
+    /// change it at once, use ``updateConfiguration(_:)``, which does the three under one lock.
     public var configuration: Configuration {
         get { state.withLock { $0.configuration } }
-        set {
-            state.withLock { $0.configuration = newValue }
-            registry.setDefaultQueue(newValue.callbackQueue)
+        set { updateConfiguration { $0 = newValue } }
+    }
+
+    /// Changes the configuration atomically.
+    ///
+    /// ```swift
+    /// Switchboard.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": "2.0"])) }
+    /// ```
+    /// - Parameter change: runs under the dispatcher's lock; keep it to assignments (don't send from it).
+    public func updateConfiguration(_ change: (inout Configuration) -> Void) {
+        state.withLock { state in
+            change(&state.configuration)
+            // Under the same lock, so the registry's default queue never lags behind a concurrent change.
+            registry.setDefaultQueue(state.configuration.callbackQueue)
         }
     }
 
@@ -64,7 +78,7 @@ public final class Switchboard: Sendable {
     /// - Parameters:
     ///   - request: the request.
     ///   - completion: called once with the response or the error, on ``Configuration/callbackQueue``,
-    ///     after the observers' deliveries were queued.
+    ///     after the observers on that same queue.
     /// - Returns: a handle to cancel the send.
     @discardableResult
     public func send<R: Request>(
@@ -99,6 +113,12 @@ public final class Switchboard: Sendable {
         state.withLock { $0.inFlight[id] = operation }
         operation.start(on: transport)
         return RequestHandle(operation: operation)
+    }
+
+    /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and, with its
+    /// URLSession, cancels the sends still in flight (each reports `cancelled`).
+    deinit {
+        registry.removeAll()
     }
 
     private func operationFinished(_ id: UInt64) {
@@ -136,14 +156,17 @@ public final class RequestHandle: Sendable, Hashable {
     /// A number unique to this send within its dispatcher.
     public var id: UInt64 { operation.id }
 
-    /// Whether the send delivered its terminal event.
+    /// Whether the send has finished: its terminal event is decided and being (or has been) delivered.
     public var isFinished: Bool { operation.isFinished }
 
     /// Cancels the send. Observers and the completion get `cancelled` once, unless it already finished.
-    /// Safe from any thread, any number of times.
+    /// Safe from any thread, any number of times. Before the transfer starts (or between retries) the
+    /// event is delivered from this thread; during a transfer, from the transport's queue once it stopped.
     public func cancel() { operation.cancel() }
 
+    /// Whether both handles stand for the same send.
     public static func == (lhs: RequestHandle, rhs: RequestHandle) -> Bool { lhs.operation === rhs.operation }
 
+    /// Hashes the send's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(operation)) }
 }

@@ -19,7 +19,14 @@ public final class ObservationToken: Sendable, Hashable {
         registry.remove(typeKey: typeKey, id: id)
     }
 
-    public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool { lhs.id == rhs.id && lhs.typeKey == rhs.typeKey }
+    /// Whether both tokens stand for the same registration of the same dispatcher.
+    public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
+        lhs.id == rhs.id && lhs.typeKey == rhs.typeKey && lhs.registry === rhs.registry
+    }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    /// Hashes the registration's identity.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(ObjectIdentifier(registry))
+    }
 }

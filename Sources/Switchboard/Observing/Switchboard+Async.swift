@@ -1,6 +1,7 @@
 /// Swift concurrency: awaiting one response, and streams of events.
 extension Switchboard {
-    /// Sends `request` and waits for its result. Cancelling the calling task cancels the send.
+    /// Sends `request` and waits for its result. Cancelling the calling task cancels the send; a task
+    /// already cancelled sends nothing.
     ///
     /// ```swift
     /// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
@@ -8,6 +9,8 @@ extension Switchboard {
     /// Observers of `R` get the send's events as with ``send(_:completion:)``.
     /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
     public func response<R: Request>(for request: R) async throws(NetworkError) -> Response<R> {
+        // A task cancelled before it asks sends nothing at all.
+        if Task.isCancelled { throw .cancelled }
         let link = CancellationLink()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response<R>, NetworkError>, Never>) in

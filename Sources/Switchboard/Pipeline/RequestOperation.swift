@@ -13,13 +13,21 @@ protocol InFlightOperation: AnyObject, Sendable {
 
 /// One send of one request, from build to its single terminal event.
 ///
-/// The phase lives in a lock; whoever moves it to `finished` first (the last attempt's completion, a
-/// cancel, a build failure) delivers the terminal event, so there is exactly one, whatever the retries.
+/// The phase lives in a lock; whoever moves it to `finished` first delivers the terminal event, so there
+/// is exactly one, whatever the retries. While a transfer runs, a cancel only asks the transport to stop:
+/// the transport's completion (which comes after its last progress callback, on the same queue) then
+/// delivers `cancelled`, so no progress event can follow the terminal event.
 final class RequestOperation<R: Request>: InFlightOperation {
     private enum Phase {
         case pending
-        /// An attempt is on the network (`task`), or waiting to retry (`nil`).
-        case running((any TransportTask)?)
+        /// `transport.perform` for this attempt is being called.
+        case starting(attempt: Int)
+        /// This attempt's transfer runs.
+        case running(attempt: Int, task: any TransportTask)
+        /// Waiting to retry.
+        case waiting
+        /// Cancel was asked during a transfer; its completion delivers `cancelled`.
+        case cancelling
         case finished
     }
 
@@ -75,6 +83,14 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     private func attempt(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
+        let proceed = phase.withLock { phase -> Bool in
+            switch phase {
+            case .pending, .waiting: phase = .starting(attempt: number)
+            default: return false  // cancelled (maybe by an observer of `started`) or finished
+            }
+            return true
+        }
+        guard proceed else { return }
         let options = TransferOptions(
             timeout: request.timeout ?? configuration.timeout,
             priority: request.priority.taskPriority,
@@ -84,65 +100,96 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let progress: (@Sendable (TransferProgress) -> Void)?
         if request.reportsProgress {
             progress = { [weak self, registry, request] value in
-                guard let self, !self.isFinished else { return }
+                guard let self, self.isTransferring else { return }
                 registry.post(RequestEvent<R>.progress(request, value))
             }
         } else {
             progress = nil
         }
         let task = transport.perform(urlRequest, options: options, progress: progress) { [self] result in
-            let validated = result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }
-            if case .failure(let error) = validated, let delay = retryDelay(after: number, error: error) {
-                retry(number + 1, urlRequest, on: transport, after: delay, because: error)
-            } else {
-                finish(validated, attempts: number)
-            }
+            transferEnded(result, attempt: number, urlRequest, on: transport)
         }
-        let attached = phase.withLock { phase -> Bool in
+        let cancelNow = phase.withLock { phase -> Bool in
             switch phase {
-            case .pending, .running: phase = .running(task)
-            case .finished: return false
+            case .starting(let attempt) where attempt == number:
+                phase = .running(attempt: number, task: task)
+                return false
+            case .cancelling:
+                return true  // cancel came while `perform` ran; the completion delivers `cancelled`
+            default:
+                return false  // the transfer already ended (a transport that completes at once)
             }
-            return true
         }
-        // Cancelled (or finished) before the task was attached: stop the transfer; a transport ignores
-        // `cancel()` on a transfer that already completed.
-        if !attached { task.cancel() }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Whether a transfer runs and no cancel was asked (progress is posted only then).
+    private var isTransferring: Bool {
+        phase.withLock { phase in
+            switch phase {
+            case .starting, .running: true
+            default: false
+            }
+        }
+    }
+
+    /// The transport's completion of attempt `number`: retry, or finish.
+    private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
+        let validated = result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }
+        let delay: TimeInterval? = validated.failure.flatMap { retryDelay(after: number, error: $0) }
+        let next = phase.withLock { phase -> TransferOutcome in
+            switch phase {
+            case .finished: return .ignore
+            case .cancelling: return .cancelled
+            default:
+                guard let delay else { return .finish }
+                phase = .waiting
+                return .retry(delay)
+            }
+        }
+        switch next {
+        case .ignore:
+            return
+        case .cancelled:
+            finish(.failure(.cancelled), attempts: number)
+        case .finish:
+            finish(validated, attempts: number)
+        case .retry(let delay):
+            if let error = validated.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+                attempt(number + 1, urlRequest, on: transport)
+            }
+        }
     }
 
     private func retryDelay(after attempt: Int, error: NetworkError) -> TimeInterval? {
         (request.retryPolicy ?? configuration.retryPolicy).delay(afterAttempt: attempt, error: error, method: request.method)
     }
 
-    private func retry(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport, after delay: TimeInterval, because error: NetworkError) {
-        let waiting = phase.withLock { phase -> Bool in
-            guard case .running = phase else { return false }
-            phase = .running(nil)
-            return true
-        }
-        guard waiting else { return }
-        log?.retrying(attempt: number, after: delay, because: error)
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            guard !isFinished else { return }
-            attempt(number, urlRequest, on: transport)
-        }
-    }
-
-    /// Cancels the send: the transfer stops and observers get `cancelled`, unless it already finished.
+    /// Cancels the send. Before the transfer starts or while waiting to retry, `cancelled` is delivered
+    /// at once, on this thread; during a transfer the transport is stopped and its completion delivers
+    /// `cancelled`, on the transport's queue. Nothing happens if the send already finished.
     func cancel() {
-        var task: (any TransportTask)?
-        let cancelled = phase.withLock { phase -> Bool in
+        let action = phase.withLock { phase -> CancelAction in
             switch phase {
-            case .finished: return false
-            case .running(let running): task = running
-            case .pending: break
+            case .finished, .cancelling:
+                return .none
+            case .pending, .waiting:
+                phase = .finished
+                return .deliver
+            case .starting:
+                phase = .cancelling
+                return .none
+            case .running(_, let task):
+                phase = .cancelling
+                return .cancelTask(task)
             }
-            phase = .finished
-            return true
         }
-        guard cancelled else { return }
-        task?.cancel()
-        deliver(.failure(.cancelled))
+        switch action {
+        case .none: break
+        case .deliver: deliver(.failure(.cancelled))
+        case .cancelTask(let task): task.cancel()
+        }
     }
 
     private func finish(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
@@ -152,7 +199,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return true
         }
         guard first else { return }
-        var final = applyHooks(to: result)
+        var final = result.failure?.isCancelled == true ? result : applyHooks(to: result)
         if case .success(var response) = final {
             response.attempts = attempts
             final = .success(response)
@@ -160,7 +207,6 @@ final class RequestOperation<R: Request>: InFlightOperation {
         deliver(final)
     }
 
-    /// Runs the response hooks (configuration's, then the request's) on the final result.
     private func applyHooks(to result: Result<Response<R>, NetworkError>) -> Result<Response<R>, NetworkError> {
         let hooks = (request.usesConfigurationResponseHooks ? configuration.responseHooks : []) + request.responseHooks
         guard !hooks.isEmpty else { return result }
@@ -201,6 +247,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
         }
     }
+}
+
+/// What to do after a transfer ended.
+private enum TransferOutcome {
+    case ignore, cancelled, retry(TimeInterval), finish
+}
+
+/// What a cancel does once the phase is updated.
+private enum CancelAction {
+    case none, deliver, cancelTask(any TransportTask)
 }
 
 extension Result {

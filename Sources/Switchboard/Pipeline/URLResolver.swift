@@ -8,7 +8,10 @@ enum URLResolver {
     /// - Throws: ``NetworkError/invalidRequest(reason:)`` for a relative path without a base URL, an
     ///   unsupported scheme, a URL without a host, or characters that cannot form a URL.
     static func resolve(path: String, base: URL?) throws(NetworkError) -> URL {
-        if let absolute = absoluteURL(path) {
+        if isAbsolute(path) {
+            guard let absolute = absoluteURL(path) else {
+                throw .invalidRequest(reason: "\(path.debugDescription) is not a valid URL")
+            }
             try check(absolute)
             return absolute
         }

@@ -41,14 +41,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // A new response (after a challenge or a redirect with a body) restarts the body.
         state.data = Data()
         let limit = state.options.maximumResponseSize
-        if response.expectedContentLength > Int64(limit) {
+        if !state.hasNoBody, response.expectedContentLength > Int64(limit) {
             state.failure = .responseTooLarge(limit: limit)
             completionHandler(.allow)
             dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
             return
         }
         if let expected = state.expectedBytesToReceive, expected > 0 {
-            state.data.reserveCapacity(Int(expected))
+            state.data.reserveCapacity(Int(min(expected, 1 << 20)))  // grows past 1 MiB as bytes come
         }
         completionHandler(.allow)
     }
@@ -108,7 +108,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return .failure(.transport(URLError(.badServerResponse)))
         }
         // A body shorter than an uncompressed Content-Length means the server closed mid-body.
-        if let expected = state.expectedBytesToReceive, state.request.httpMethod != "HEAD", Int64(state.data.count) < expected {
+        if let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected {
             return .failure(.transport(URLError(.networkConnectionLost)))
         }
         return .success(TransportResponse(httpResponse: response, data: state.data, timing: state.timing()))
@@ -159,7 +159,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // challenge means they were wrong. Never `.useCredential` with nil (that crashes on Linux) and
         // never `.performDefaultHandling` (the task then hangs on Linux).
         let alreadySent = state.request.value(forHTTPHeaderField: "Authorization") != nil
-        if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent {
+        // Only the request's own origin gets the credentials, never a host it was redirected to.
+        let space = challenge.protectionSpace
+        let origin = state.request.url
+        let sameOrigin = space.host.lowercased() == origin?.host?.lowercased()
+            && space.port == (origin?.port ?? (origin?.scheme?.lowercased() == "https" ? 443 : 80))
+        if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent, sameOrigin {
             let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
             return completionHandler(.useCredential, credential)
         }

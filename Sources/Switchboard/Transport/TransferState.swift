@@ -80,10 +80,17 @@ final class TransferState: @unchecked Sendable {
         )
     }
 
+    /// Whether the response can have no body whatever its headers say: a HEAD request, 1xx, 204, 304.
+    var hasNoBody: Bool {
+        guard let response else { return false }
+        let status = response.statusCode
+        return request.httpMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
+    }
+
     /// The expected body size, when the response says and the body isn't compressed (a compressed
     /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
     var expectedBytesToReceive: Int64? {
-        guard let response, response.expectedContentLength >= 0,
+        guard let response, !hasNoBody, response.expectedContentLength >= 0,
             response.value(forHTTPHeaderField: "Content-Encoding") == nil
         else { return nil }
         return response.expectedContentLength

@@ -24,7 +24,8 @@ public final class URLSessionTransport: Transport {
     ///   - sessionConfiguration: the base session settings; `.ephemeral` by default (no cookies or
     ///     credentials persisted; Switchboard keeps its own cache).
     public init(configuration: Configuration = Configuration(), sessionConfiguration: URLSessionConfiguration = .ephemeral) {
-        let settings = sessionConfiguration
+        // A copy: URLSessionConfiguration is a class, and the caller's must not change.
+        let settings = (sessionConfiguration.copy() as? URLSessionConfiguration) ?? sessionConfiguration
         settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         settings.timeoutIntervalForRequest = configuration.idleTimeout
         settings.urlCache = nil
@@ -42,6 +43,8 @@ public final class URLSessionTransport: Transport {
         session.invalidateAndCancel()
     }
 
+    /// Starts a data task; see ``Transport/perform(_:options:progress:completion:)``. Callbacks run on
+    /// the transport's serial queue.
     public func perform(
         _ request: URLRequest,
         options: TransferOptions,
@@ -56,15 +59,20 @@ public final class URLSessionTransport: Transport {
             if state.finish(.failure(.timedOut(after: timeout))) { state.cancelTask() }
         }
         delegate.start(request, for: state, in: session)
-        return URLSessionTransportTask(state: state)
+        return URLSessionTransportTask(state: state, queue: queue)
     }
 }
 
 /// Cancels one transfer.
 struct URLSessionTransportTask: TransportTask {
     let state: TransferState
+    let queue: DispatchQueue
 
+    /// Ends the transfer with `cancelled` on the transport's queue, after any progress callback already
+    /// running there, so the completion is always the transfer's last callback.
     func cancel() {
-        if state.finish(.failure(.cancelled)) { state.cancelTask() }
+        queue.async { [state] in
+            if state.finish(.failure(.cancelled)) { state.cancelTask() }
+        }
     }
 }

@@ -31,6 +31,7 @@ public struct ClosureRequestAdapter: RequestAdapter {
         self.body = body
     }
 
+    /// What the closure returns.
     public func adapt(_ urlRequest: URLRequest, for request: any Request) throws -> URLRequest {
         try body(urlRequest, request)
     }

@@ -27,6 +27,7 @@ public struct URLArgumentsFilter: URLFilter {
         self.arguments = arguments
     }
 
+    /// `url` with the arguments it lacks appended.
     public func filter(_ url: URL, for request: any Request) throws -> URL {
         let existing = Set(URLComponents(url: url, resolvingAgainstBaseURL: true)?.queryItems?.map(\.name) ?? [])
         let missing = arguments.filter { !existing.contains($0.key) }
@@ -49,6 +50,7 @@ public struct ClosureURLFilter: URLFilter {
         self.body = body
     }
 
+    /// What the closure returns.
     public func filter(_ url: URL, for request: any Request) throws -> URL {
         try body(url, request)
     }

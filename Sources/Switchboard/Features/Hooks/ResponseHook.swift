@@ -7,8 +7,9 @@ import FoundationNetworking
 /// errors inside a 200 body), or map a failure (token expiry, error translation).
 ///
 /// Hooks run once per send, on the final result (after retries), in order: the configuration's, then
-/// the request's. They run on the transport's queue, before ``RequestAccessory/willStop(_:error:)`` and
-/// before any observer or closure hears the result. Both methods have default implementations.
+/// the request's, before ``RequestAccessory/willStop(_:error:)`` and before any observer or closure
+/// hears the result. They run on the transport's queue (on the thread that called `send` when the
+/// request could not be built). A cancelled send skips them. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)
@@ -32,6 +33,14 @@ public struct ResponseContext: Sendable {
     public let data: Data
     /// The decoded body.
     public let json: JSON
+
+    /// Creates a context (for testing a hook of your own).
+    public init(request: any Request, httpResponse: HTTPURLResponse, data: Data, json: JSON) {
+        self.request = request
+        self.httpResponse = httpResponse
+        self.data = data
+        self.json = json
+    }
 
     /// The answer as an ``ErrorResponse``, for errors a hook throws.
     public var errorResponse: ErrorResponse { ErrorResponse(httpResponse, body: data) }
@@ -59,6 +68,7 @@ public struct APIErrorCodeHook: ResponseHook {
         self.successCodes = successCodes
     }
 
+    /// Throws ``NetworkError/api(_:)`` when the body's code is present and not a success code.
     public func didSucceed(_ response: ResponseContext) throws(NetworkError) {
         let code = response.json[codeKey]
         guard !code.isNull, !successCodes.contains(code) else { return }

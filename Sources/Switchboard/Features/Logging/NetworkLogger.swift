@@ -2,8 +2,9 @@ import Foundation
 
 /// Where Switchboard writes its log lines. Implement it to route them to your logging system.
 ///
-/// Called outside every lock: on the thread that calls `send` for the request line, on the transport's
-/// queue for the result line.
+/// Called outside every lock: on the thread that calls `send` for the request line; for the result line,
+/// on the thread that finished the send (usually the transport's queue; the caller's for a request that
+/// could not be built or was cancelled before its transfer started).
 public protocol NetworkLogger: Sendable {
     /// Writes one line.
     func log(_ record: LogRecord)
@@ -31,6 +32,13 @@ public struct LogRecord: Sendable {
     public let requestID: UInt64
     /// The text (secrets already redacted).
     public let message: String
+
+    /// Creates a record (for testing a logger of your own).
+    public init(level: Level, requestID: UInt64, message: String) {
+        self.level = level
+        self.requestID = requestID
+        self.message = message
+    }
 }
 
 /// Prints each line to standard output, prefixed with `[Switchboard #<id>]`.
@@ -38,6 +46,7 @@ public struct ConsoleLogger: NetworkLogger {
     /// Creates a console logger.
     public init() {}
 
+    /// Prints `record`.
     public func log(_ record: LogRecord) {
         print("[Switchboard #\(record.requestID)] \(record.message)")
     }

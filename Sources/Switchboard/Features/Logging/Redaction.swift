@@ -79,8 +79,12 @@ enum Redaction {
         }.joined(separator: "&")
     }
 
-    /// An error's description with any body it carries redacted.
+    /// An error's description with any body it carries redacted (an undecodable body's snippet is left
+    /// out: it can't be parsed to find its secrets).
     static func describe(_ error: NetworkError) -> String {
+        if case .decoding(let reason, let snippet) = error {
+            return "undecodable body (\(snippet.utf8.count)+ bytes): \(reason)"
+        }
         guard let response = error.errorResponse else { return error.description }
         let preview = preview(response.body, contentType: response.headers["Content-Type"], limit: 200)
         switch error {

@@ -44,7 +44,7 @@ final class RequestLog: Sendable {
     func retrying(attempt: Int, after delay: TimeInterval, because error: NetworkError) {
         guard mode != .off else { return }
         let wait = String(format: "%.2f", delay)
-        logger.log(LogRecord(level: .info, requestID: id, message: "↻ attempt \(attempt) in \(wait) s after: \(error)"))
+        logger.log(LogRecord(level: .info, requestID: id, message: "↻ attempt \(attempt) in \(wait) s after: \(Redaction.describe(error))"))
     }
 
     /// The result line: status, duration, body preview (debug), or the error.

@@ -1,7 +1,9 @@
 /// The shape a JSON response must have: the Swift form of YTKNetwork's `jsonValidator`.
 ///
 /// Object shapes list required keys (extra keys are ignored); an array shape validates every element
-/// against one element shape; `null` and missing keys fail unless the shape is `.optional`.
+/// against one element shape. Null: a `null` value fails unless the shape is `.nullable` (key required,
+/// value may be `null`) or `.optional` (key may be missing too); `.any` accepts `null` but not a
+/// missing key.
 ///
 /// ```swift
 /// let shape: JSONShape = [
@@ -27,6 +29,8 @@ public indirect enum JSONShape: Sendable, Hashable, ExpressibleByDictionaryLiter
     case array(JSONShape)
     /// The shape, or `null`, or a missing key.
     case optional(JSONShape)
+    /// The shape or `null`; the key must be present.
+    case nullable(JSONShape)
     /// Any one of these shapes.
     case oneOf([JSONShape])
 
@@ -55,7 +59,7 @@ public indirect enum JSONShape: Sendable, Hashable, ExpressibleByDictionaryLiter
         switch self {
         case .any:
             return nil
-        case .optional(let shape):
+        case .optional(let shape), .nullable(let shape):
             return value.isNull ? nil : shape.check(value, path: path)
         case .oneOf(let shapes):
             if shapes.contains(where: { $0.check(value, path: path) == nil }) { return nil }
@@ -104,7 +108,8 @@ public indirect enum JSONShape: Sendable, Hashable, ExpressibleByDictionaryLiter
         case .bool: "bool"
         case .object: "object"
         case .array(let element): "array of \(element.expectation)"
-        case .optional(let shape): "\(shape.expectation) or null"
+        case .optional(let shape): "\(shape.expectation), null or nothing"
+        case .nullable(let shape): "\(shape.expectation) or null"
         case .oneOf(let shapes): shapes.map(\.expectation).joined(separator: " or ")
         }
     }
