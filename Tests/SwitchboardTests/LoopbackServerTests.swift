@@ -13,7 +13,9 @@ import Glibc
 // Every test starts its own server on an ephemeral port and stops it, so the tests run in parallel.
 // Raw sockets are used where the exact bytes on the wire matter; URLSession elsewhere.
 
-@Suite("LoopbackServer", .timeLimit(.minutes(1)))
+// Serialized: several of these tests block on raw sockets, and two at once would occupy both threads of
+// the cooperative pool on a two-core machine, stalling every other suite.
+@Suite("LoopbackServer", .serialized, .timeLimit(.minutes(1)))
 struct LoopbackServerTests {
     // MARK: - Connection handling
 

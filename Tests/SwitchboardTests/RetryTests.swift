@@ -83,8 +83,8 @@ import Testing
     @Test func cancellingDuringBackoffDeliversCancelledOnceAndSendsNoMore() async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            // A long backoff, so a test runner busy with other tests can't miss the window.
-            let slow = RetryPolicy(maximumAttempts: 5, initialDelay: 3, jitter: 0)
+            // A backoff far longer than the test, so a runner busy with other tests can't miss the window.
+            let slow = RetryPolicy(maximumAttempts: 5, initialDelay: 30, maximumDelay: 30, jitter: 0)
             let client = makeClient(server) { $0.retryPolicy = slow; $0.logMode = .errors; $0.logger = logger }
             let outcomes = Box<[Bool]>([])
             let handle = client.send(Get("/flaky/i?failures=4")) { result in outcomes.mutate { $0.append(result.failure?.isCancelled == true) } }

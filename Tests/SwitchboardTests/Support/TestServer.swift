@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -7,10 +8,29 @@ import Switchboard
 import SwitchboardTesting
 
 /// Starts a standard loopback server on an ephemeral port, runs `body`, stops the server.
+///
+/// `stop()` waits for the server's threads, so it runs off Swift's cooperative pool (two threads on a
+/// two-core machine), where blocking would stall every other test.
 func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T {
     let server = try LoopbackServer.standard()
-    defer { server.stop() }
-    return try await body(server)
+    do {
+        let result = try await body(server)
+        await stopOffPool(server)
+        return result
+    } catch {
+        await stopOffPool(server)
+        throw error
+    }
+}
+
+/// Stops `server` on a global dispatch queue and waits for it without blocking a cooperative thread.
+func stopOffPool(_ server: LoopbackServer) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            server.stop()
+            continuation.resume()
+        }
+    }
 }
 
 /// A dispatcher of its own for one test, pointed at `server`, calling back immediately (on the
