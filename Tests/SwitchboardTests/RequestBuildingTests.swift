@@ -21,6 +21,17 @@ import FoundationNetworking
         #expect(url.absoluteString == "https://h.example/v2/users/1")
     }
 
+    @Test(arguments: [
+        ("https://h.example/v2", "", "https://h.example/v2"),
+        ("https://h.example/v2", "/", "https://h.example/v2/"),
+        ("https://h.example", "", "https://h.example/"),
+        ("https://h.example:8443/", "a/b-c_d.e~f", "https://h.example:8443/a/b-c_d.e~f"),
+        ("https://h.example/v2?key=k", "users", "https://h.example/v2/users?key=k"),
+    ])
+    func plainAndSpecialJoinsAgree(base: String, path: String, expected: String) throws {
+        #expect(try URLResolver.resolve(path: path, base: URL(string: base)).absoluteString == expected)
+    }
+
     @Test func absolutePathIsUsedAsIs() throws {
         let url = try URLResolver.resolve(path: "http://other.example/x?y=1", base: URL(string: "https://h.example/v2"))
         #expect(url.absoluteString == "http://other.example/x?y=1")

@@ -127,6 +127,7 @@ public final class Switchboard: Sendable {
 
     /// Delivers `event` to the observers of `R` as a send would (for the benchmarks and the package's
     /// own tests).
+    @inlinable
     package func post<R: Request>(_ event: RequestEvent<R>) {
         registry.post(event)
     }

@@ -3,30 +3,28 @@
 /// registry when they are deallocated, or with ``Switchboard/removeObserver(_:)``).
 public final class ObservationToken: Sendable, Hashable {
     private let registry: ObserverRegistry
-    private let typeKey: ObjectIdentifier
-    private let id: UInt64
+    private let list: ObserverList
+    private let entry: AnyObserverEntry
 
-    @usableFromInline
-    init(registry: ObserverRegistry, typeKey: ObjectIdentifier, id: UInt64) {
+    init(registry: ObserverRegistry, list: ObserverList, entry: AnyObserverEntry) {
         self.registry = registry
-        self.typeKey = typeKey
-        self.id = id
+        self.list = list
+        self.entry = entry
     }
 
     /// Removes the registration. Events already queued for it are dropped. Idempotent; safe from any
     /// thread, including from inside the observer's own callback.
     public func cancel() {
-        registry.remove(typeKey: typeKey, id: id)
+        registry.remove(entry, from: list)
     }
 
-    /// Whether both tokens stand for the same registration of the same dispatcher.
+    /// Whether both tokens stand for the same registration.
     public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
-        lhs.id == rhs.id && lhs.typeKey == rhs.typeKey && lhs.registry === rhs.registry
+        lhs.entry === rhs.entry
     }
 
     /// Hashes the registration's identity.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(id)
-        hasher.combine(ObjectIdentifier(registry))
+        hasher.combine(ObjectIdentifier(entry))
     }
 }

@@ -1,36 +1,28 @@
 import Dispatch
 
+/// The entries delivered on one queue (`nil`: immediately, on the posting thread).
+@usableFromInline
+struct DeliveryGroup: Sendable {
+    @usableFromInline let queue: DispatchQueue?
+    @usableFromInline var entries: [AnyObserverEntry]
+
+    @usableFromInline
+    init(queue: DispatchQueue?, entries: [AnyObserverEntry]) {
+        self.queue = queue
+        self.entries = entries
+    }
+}
+
 /// The entries of one request type, grouped by the queue they are delivered on, so a post costs one
-/// `async` per queue rather than one per observer. Only touched under the registry's lock.
+/// `async` per queue rather than one per observer. Not generic: entries are stored as their base class
+/// and cast back (unchecked) at delivery, where the event type says what they are.
 ///
 /// `@unchecked Sendable`: `groups` is only read or written while ``ObserverRegistry``'s lock is held;
 /// readers take a copy (a retain of the copy-on-write array) and deliver from the copy.
-@usableFromInline
-class AnyObserverList: @unchecked Sendable {
-    /// Removes the entry with `id`; returns it.
-    func remove(id: UInt64) -> AnyObserverEntry? { nil }
-    /// Removes every entry of `owner`; returns them.
-    func removeAll(owner: ObjectIdentifier) -> [AnyObserverEntry] { [] }
-    /// Removes entries whose observer was deallocated.
-    func pruneDeallocated() -> [AnyObserverEntry] { [] }
-    /// Removes and returns every entry.
-    func removeAll() -> [AnyObserverEntry] { [] }
-    /// The number of entries.
-    var count: Int { 0 }
-}
+final class ObserverList: @unchecked Sendable {
+    var groups: [DeliveryGroup] = []
 
-/// The entries delivered on one queue (`nil`: immediately, on the posting thread).
-@usableFromInline
-struct DeliveryGroup<R: Request>: Sendable {
-    @usableFromInline let queue: DispatchQueue?
-    @usableFromInline var entries: [ObserverEntry<R>]
-}
-
-@usableFromInline
-final class ObserverList<R: Request>: AnyObserverList, @unchecked Sendable {
-    @usableFromInline var groups: [DeliveryGroup<R>] = []
-
-    func add(_ entry: ObserverEntry<R>, queue: DispatchQueue?) {
+    func add(_ entry: AnyObserverEntry, queue: DispatchQueue?) {
         if let index = groups.firstIndex(where: { $0.queue === queue }) {
             groups[index].entries.append(entry)
         } else {
@@ -38,32 +30,21 @@ final class ObserverList<R: Request>: AnyObserverList, @unchecked Sendable {
         }
     }
 
-    override func remove(id: UInt64) -> AnyObserverEntry? {
+    /// Removes `entry` (searching from the newest, the common case of a short-lived registration).
+    /// Returns whether it was there.
+    func remove(_ entry: AnyObserverEntry) -> Bool {
         for g in groups.indices {
-            if let index = groups[g].entries.firstIndex(where: { $0.id == id }) {
-                let entry = groups[g].entries.remove(at: index)
+            if let index = groups[g].entries.lastIndex(where: { $0 === entry }) {
+                groups[g].entries.remove(at: index)
                 if groups[g].entries.isEmpty { groups.remove(at: g) }
-                return entry
+                return true
             }
         }
-        return nil
+        return false
     }
 
-    override func removeAll(owner: ObjectIdentifier) -> [AnyObserverEntry] {
-        removeEntries { $0.owner == owner }
-    }
-
-    override func pruneDeallocated() -> [AnyObserverEntry] {
-        removeEntries { !$0.isAlive }
-    }
-
-    override func removeAll() -> [AnyObserverEntry] {
-        removeEntries { _ in true }
-    }
-
-    override var count: Int { groups.reduce(0) { $0 + $1.entries.count } }
-
-    private func removeEntries(where shouldRemove: (ObserverEntry<R>) -> Bool) -> [AnyObserverEntry] {
+    /// Removes and returns the entries for which `shouldRemove` is true.
+    func removeAll(where shouldRemove: (AnyObserverEntry) -> Bool) -> [AnyObserverEntry] {
         var removed: [AnyObserverEntry] = []
         for g in groups.indices where groups[g].entries.contains(where: shouldRemove) {
             groups[g].entries.removeAll { entry in

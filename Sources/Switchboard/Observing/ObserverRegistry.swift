@@ -6,11 +6,11 @@ import Synchronization
 /// Posting takes a snapshot of the type's entries under the lock, releases it, then delivers: one
 /// `async` per delivery queue, or inline for `.immediate` entries. Observers may therefore add or remove
 /// observers, send or cancel requests from inside a callback without deadlock. An entry removed after
-/// the snapshot is skipped at delivery (`isRemoved`), so nothing reaches an observer after its removal.
+/// the snapshot is skipped at delivery (`isRemoved`).
 @usableFromInline
 final class ObserverRegistry: Sendable {
-    struct State {
-        var lists: [ObjectIdentifier: AnyObserverList] = [:]
+    private struct State {
+        var lists: [ObjectIdentifier: ObserverList] = [:]
         var defaultQueue: CallbackQueue
     }
 
@@ -31,49 +31,51 @@ final class ObserverRegistry: Sendable {
         nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
-    /// Adds an entry delivered on `queue` (`nil`: the default queue as it is now).
+    /// Adds an entry for request type `R`, delivered on `queue` (`nil`: the default queue as it is now).
     @usableFromInline
     func add<R: Request>(_ entry: ObserverEntry<R>, queue: CallbackQueue?) -> ObservationToken {
-        let key = ObjectIdentifier(R.self)
-        state.withLock { state in
-            let list: ObserverList<R>
-            if let existing = state.lists[key] {
-                list = unsafeDowncast(existing, to: ObserverList<R>.self)
+        add(entry, typeKey: ObjectIdentifier(R.self), queue: queue)
+    }
+
+    private func add(_ entry: AnyObserverEntry, typeKey: ObjectIdentifier, queue: CallbackQueue?) -> ObservationToken {
+        let list = state.withLock { state -> ObserverList in
+            let list: ObserverList
+            if let existing = state.lists[typeKey] {
+                list = existing
             } else {
-                list = ObserverList<R>()
-                state.lists[key] = list
+                list = ObserverList()
+                state.lists[typeKey] = list
             }
             list.add(entry, queue: (queue ?? state.defaultQueue).dispatchQueue)
+            return list
         }
-        return ObservationToken(registry: self, typeKey: key, id: entry.id)
+        return ObservationToken(registry: self, list: list, entry: entry)
     }
 
-    /// Removes one entry by its token's identity.
-    func remove(typeKey: ObjectIdentifier, id: UInt64) {
-        let removed = state.withLock { state -> AnyObserverEntry? in
-            guard let list = state.lists[typeKey], let entry = list.remove(id: id) else { return nil }
+    /// Removes one entry (a token's).
+    func remove(_ entry: AnyObserverEntry, from list: ObserverList) {
+        let removed = state.withLock { _ -> Bool in
+            guard list.remove(entry) else { return false }
             entry.markRemoved()
-            return entry
+            return true
         }
-        removed?.didRemove()
+        if removed { entry.didRemove() }
     }
 
-    /// Removes every entry of `observer`, for one request type or (`typeKey` nil) all of them.
+    /// Removes every entry of `owner`, for one request type or (`typeKey` nil) all of them.
     func remove(owner: ObjectIdentifier, typeKey: ObjectIdentifier?) {
-        let removed = state.withLock { state -> [AnyObserverEntry] in
-            let lists = typeKey.map { key in state.lists[key].map { [$0] } ?? [] } ?? Array(state.lists.values)
-            let entries = lists.flatMap { $0.removeAll(owner: owner) }
-            entries.forEach { $0.markRemoved() }
-            return entries
-        }
-        removed.forEach { $0.didRemove() }
+        removeEntries(typeKey: typeKey) { $0.owner == owner }
     }
 
     /// Removes every entry (of one type, or all).
     func removeAll(typeKey: ObjectIdentifier? = nil) {
+        removeEntries(typeKey: typeKey) { _ in true }
+    }
+
+    private func removeEntries(typeKey: ObjectIdentifier?, where shouldRemove: (AnyObserverEntry) -> Bool) {
         let removed = state.withLock { state -> [AnyObserverEntry] in
             let lists = typeKey.map { key in state.lists[key].map { [$0] } ?? [] } ?? Array(state.lists.values)
-            let entries = lists.flatMap { $0.removeAll() }
+            let entries = lists.flatMap { $0.removeAll(where: shouldRemove) }
             entries.forEach { $0.markRemoved() }
             return entries
         }
@@ -82,22 +84,19 @@ final class ObserverRegistry: Sendable {
 
     /// The number of live registrations for `R` (deallocated observers not yet pruned are excluded).
     func count<R: Request>(for type: R.Type) -> Int {
-        snapshot(R.self).reduce(0) { $0 + $1.entries.filter(\.isAlive).count }
+        snapshot(ObjectIdentifier(R.self)).reduce(0) { $0 + $1.entries.filter(\.isAlive).count }
     }
 
-    /// The entries of `R`, grouped by queue, as they are now.
-    @inline(__always)
-    func snapshot<R: Request>(_ type: R.Type) -> [DeliveryGroup<R>] {
-        let key = ObjectIdentifier(R.self)
-        return state.withLock { state in
-            guard let list = state.lists[key] else { return [] }
-            return unsafeDowncast(list, to: ObserverList<R>.self).groups
-        }
+    /// The entries of one request type, grouped by queue, as they are now.
+    @usableFromInline
+    func snapshot(_ typeKey: ObjectIdentifier) -> [DeliveryGroup] {
+        state.withLock { $0.lists[typeKey]?.groups ?? [] }
     }
 
     /// Delivers `event` to every entry registered for `R` now. Never holds the lock while calling out.
+    @inlinable
     func post<R: Request>(_ event: RequestEvent<R>) {
-        let groups = snapshot(R.self)
+        let groups = snapshot(ObjectIdentifier(R.self))
         for group in groups {
             if let queue = group.queue {
                 let entries = group.entries
@@ -108,21 +107,18 @@ final class ObserverRegistry: Sendable {
         }
     }
 
-    func deliver<R: Request>(_ event: RequestEvent<R>, to entries: [ObserverEntry<R>]) {
+    @inlinable
+    func deliver<R: Request>(_ event: RequestEvent<R>, to entries: [AnyObserverEntry]) {
         var sawDeallocated = false
-        for entry in entries where !entry.deliver(event) {
-            sawDeallocated = true
+        for entry in entries {
+            // Every entry in `R`'s list is an `ObserverEntry<R>`: the list is keyed by `R`.
+            if !unsafeDowncast(entry, to: ObserverEntry<R>.self).deliver(event) { sawDeallocated = true }
         }
-        if sawDeallocated { pruneDeallocated(R.self) }
+        if sawDeallocated { pruneDeallocated(ObjectIdentifier(R.self)) }
     }
 
-    private func pruneDeallocated<R: Request>(_ type: R.Type) {
-        let key = ObjectIdentifier(R.self)
-        let removed = state.withLock { state -> [AnyObserverEntry] in
-            let entries = state.lists[key]?.pruneDeallocated() ?? []
-            entries.forEach { $0.markRemoved() }
-            return entries
-        }
-        removed.forEach { $0.didRemove() }
+    @usableFromInline
+    func pruneDeallocated(_ typeKey: ObjectIdentifier) {
+        removeEntries(typeKey: typeKey) { !$0.isAlive }
     }
 }

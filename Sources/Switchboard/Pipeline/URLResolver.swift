@@ -18,6 +18,7 @@ enum URLResolver {
         guard let base else {
             throw .invalidRequest(reason: "relative path \(path.debugDescription) but no base URL (set Configuration.baseURL or the request's baseURL)")
         }
+        if let fast = simpleJoin(path: path, base: base) { return fast }
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
             throw .invalidRequest(reason: "invalid base URL \(base.absoluteString.debugDescription)")
         }
@@ -42,6 +43,35 @@ enum URLResolver {
         }
         try check(url)
         return url
+    }
+
+    /// The common case without URLComponents (slow on Linux): a base URL with no query or fragment and
+    /// a path of plain URL characters (letters, digits, `-._~/`, no `%`, `?` or `#`). `nil` otherwise.
+    private static func simpleJoin(path: String, base: URL) -> URL? {
+        guard path.utf8.allSatisfy(isPlainPathByte) else { return nil }
+        var text = base.absoluteString
+        guard !text.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+            let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host?.isEmpty == false
+        else { return nil }
+        while text.hasSuffix("/") { text.removeLast() }
+        var relative = Substring(path)
+        while relative.hasPrefix("/") { relative.removeFirst() }
+        if relative.isEmpty {
+            // The base URL itself; keep a trailing slash the path asked for, or "/" for a bare host.
+            let hasPath = base.path.count > 1
+            return URL(string: text + (path.hasSuffix("/") || !hasPath ? "/" : ""))
+        }
+        return URL(string: text + "/" + relative)
+    }
+
+    private static func isPlainPathByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+            true
+        default:
+            false
+        }
     }
 
     /// Whether `path` is an absolute http(s) URL, used as is.

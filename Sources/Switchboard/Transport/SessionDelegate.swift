@@ -19,6 +19,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         task.resume()
     }
 
+    /// Whether any transfer is registered.
+    var hasTransfers: Bool { transfers.withLock { !$0.isEmpty } }
+
+    /// Ends every transfer whose deadline has passed; returns how many transfers remain.
+    func expireTransfers(now: UInt64) -> Int {
+        let (expired, remaining) = transfers.withLock { transfers -> ([TransferState], Int) in
+            (transfers.values.filter { !$0.isFinished && $0.deadline <= now }, transfers.count)
+        }
+        for state in expired where state.finish(.failure(.timedOut(after: state.options.timeout))) {
+            state.cancelTask()
+        }
+        return remaining
+    }
+
     private func state(for task: URLSessionTask) -> TransferState? {
         transfers.withLock { $0[task.taskIdentifier] }
     }

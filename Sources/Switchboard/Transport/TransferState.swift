@@ -17,13 +17,21 @@ final class TransferState: @unchecked Sendable {
     private let completion: @Sendable (Result<TransportResponse, NetworkError>) -> Void
     let startDate = Date()
     let startTime = DispatchTime.now().uptimeNanoseconds
+    /// When the deadline passes (uptime nanoseconds).
+    let deadline: UInt64
     private let finished = Atomic<Bool>(false)
     /// The task moving the bytes now (a new one after a redirect Switchboard follows itself).
     private let task = Locked<URLSessionTask?>(nil)
 
     // Delegate-queue only:
     var data = Data()
-    var response: HTTPURLResponse?
+    var response: HTTPURLResponse? {
+        didSet {
+            // Looked up once: a header lookup on Linux bridges and compares strings.
+            isContentEncoded = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
+        }
+    }
+    private var isContentEncoded = false
     var firstByteTime: UInt64?
     var bytesSent: Int64 = 0
     var expectedBytesToSend: Int64?
@@ -45,6 +53,7 @@ final class TransferState: @unchecked Sendable {
         self.options = options
         self.progress = progress
         self.completion = completion
+        deadline = startTime &+ UInt64(max(0, min(options.timeout, 1e9)) * 1e9)
     }
 
     /// The task moving the bytes now.
@@ -90,9 +99,7 @@ final class TransferState: @unchecked Sendable {
     /// The expected body size, when the response says and the body isn't compressed (a compressed
     /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
     var expectedBytesToReceive: Int64? {
-        guard let response, !hasNoBody, response.expectedContentLength >= 0,
-            response.value(forHTTPHeaderField: "Content-Encoding") == nil
-        else { return nil }
+        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isContentEncoded else { return nil }
         return response.expectedContentLength
     }
 

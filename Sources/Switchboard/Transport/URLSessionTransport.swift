@@ -17,6 +17,7 @@ public final class URLSessionTransport: Transport {
     private let delegate: SessionDelegate
     /// The serial queue delegate callbacks, deadlines and completions run on.
     let queue: DispatchQueue
+    private let deadlineSweeper: DeadlineSweeper
 
     /// Creates a transport from a configuration's transport settings.
     /// - Parameters:
@@ -37,9 +38,11 @@ public final class URLSessionTransport: Transport {
         operationQueue.underlyingQueue = queue
         delegate = SessionDelegate()
         session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
+        deadlineSweeper = DeadlineSweeper(queue: queue, delegate: delegate)
     }
 
     deinit {
+        deadlineSweeper.stop()
         session.invalidateAndCancel()
     }
 
@@ -53,12 +56,8 @@ public final class URLSessionTransport: Transport {
     ) -> any TransportTask {
         let state = TransferState(request: request, options: options, progress: progress, completion: completion)
         if let body = request.httpBody { state.expectedBytesToSend = Int64(body.count) }
-        let timeout = options.timeout
-        queue.asyncAfter(deadline: .now() + timeout) { [weak state] in
-            guard let state, !state.isFinished else { return }
-            if state.finish(.failure(.timedOut(after: timeout))) { state.cancelTask() }
-        }
         delegate.start(request, for: state, in: session)
+        deadlineSweeper.ensureRunning()
         return URLSessionTransportTask(state: state, queue: queue)
     }
 }

@@ -33,14 +33,16 @@ final class TerminalCounter: Sendable {
 
 /// End to end: small JSON GETs at concurrency 1, 8 and 64 against the loopback server in another
 /// process. Switchboard (`send` with one observer and a closure, both on the main queue; and
-/// `response(for:)`) against raw `URLSession.data(for:)` + `JSONSerialization`, same session settings.
+/// `response(for:)`) against raw `URLSession.data(for:)` + `JSONSerialization`, same session settings;
+/// and a bare delegate session, the floor for any client that must use the session delegate.
 enum E2EScenario {
     typealias Variant = (name: String, run: @Sendable (RunCounter, Int) async -> Void)
 
     static func run(quick: Bool) async throws -> ScenarioResult {
         let server = try ServerProcess()
         defer { server.stop() }
-        let requests = quick ? 200 : 5000
+        // SWITCHBOARD_BENCH_REQUESTS overrides the count (for profiling runs).
+        let requests = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? (quick ? 200 : 5000)
         let rounds = quick ? 1 : 5
         var figures: [Figure] = []
 
@@ -68,6 +70,16 @@ enum E2EScenario {
                     } catch {
                         counter.fail()
                     }
+                }
+            })
+
+            let bareClient = BareDelegateClient(configuration: settings)
+            let bare: Variant = ("bare delegate session", { counter, _ in
+                while counter.take() {
+                    guard let data = await bareClient.data(for: rawRequest),
+                        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                    else { counter.fail(); continue }
+                    blackHole &+= object.count
                 }
             })
 
@@ -99,21 +111,29 @@ enum E2EScenario {
                 }
             })
 
+            // SWITCHBOARD_BENCH_ONLY=<variant name> runs one client alone (for profiling runs).
+            let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"]
+            if let only {
+                let chosen = [raw, bare, send, async].filter { $0.name == only }
+                for variant in chosen { _ = try await measure(variant, requests: requests, concurrency: concurrency) }
+                continue
+            }
             // Warm up every client (connections, lazily created sessions).
-            for variant in [raw, send, async] {
+            for variant in [raw, bare, send, async] {
                 _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
             }
             var samples: [String: (rate: [Double], cpu: [Double])] = [:]
             for _ in 0..<rounds {
-                for variant in [raw, send, async] {
+                for variant in [raw, bare, send, async] {
                     let (rate, cpu) = try await measure(variant, requests: requests, concurrency: concurrency)
                     samples[variant.name, default: ([], [])].rate.append(rate)
                     samples[variant.name, default: ([], [])].cpu.append(cpu)
                 }
             }
             session.invalidateAndCancel()
+            bareClient.session.invalidateAndCancel()
             let baseline = samples["URLSession"]!
-            for name in ["send + observer", "response(for:)"] {
+            for name in ["bare delegate session", "send + observer", "response(for:)"] {
                 let candidate = samples[name]!
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: "≥ 0.95×"))
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: "≤ 1.10×"))
