@@ -1,30 +1,36 @@
 /// A registration in a ``Switchboard``'s observer registry. Keep it to remove that one registration
 /// with ``cancel()``; dropping it does not remove anything (observers are held weakly and leave the
 /// registry when they are deallocated, or with ``Switchboard/removeObserver(_:)``).
-public final class ObservationToken: Sendable, Hashable {
-    private let registry: ObserverRegistry
-    private let list: ObserverList
-    private let entry: AnyObserverEntry
+///
+/// The token is the registration itself (one allocation per `addObserver`, not two); its subclasses are
+/// internal.
+///
+/// `@unchecked Sendable`: its stored properties are immutable (`let`) references to `Sendable` objects;
+/// subclasses add only an atomic flag and what the registrant promised to confine to its queue.
+public class ObservationToken: @unchecked Sendable, Hashable {
+    @usableFromInline let registry: ObserverRegistry
+    @usableFromInline let typeKey: ObjectIdentifier
 
-    init(registry: ObserverRegistry, list: ObserverList, entry: AnyObserverEntry) {
+    @usableFromInline
+    init(registry: ObserverRegistry, typeKey: ObjectIdentifier) {
         self.registry = registry
-        self.list = list
-        self.entry = entry
+        self.typeKey = typeKey
     }
 
     /// Removes the registration. Events already queued for it are dropped. Idempotent; safe from any
     /// thread, including from inside the observer's own callback.
-    public func cancel() {
-        registry.remove(entry, from: list)
+    public final func cancel() {
+        // Every token is an entry: the class can't be subclassed or created outside this module.
+        registry.remove(unsafeDowncast(self, to: AnyObserverEntry.self))
     }
 
     /// Whether both tokens stand for the same registration.
     public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
-        lhs.entry === rhs.entry
+        lhs === rhs
     }
 
     /// Hashes the registration's identity.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(ObjectIdentifier(entry))
+        hasher.combine(ObjectIdentifier(self))
     }
 }

@@ -7,16 +7,17 @@ import Synchronization
 /// by subclasses) and its callback are not `Sendable`; they are only called on the delivery queue the
 /// registrant named, which is the registrant's promise of thread-confinement, as with NotificationCenter.
 @usableFromInline
-class AnyObserverEntry: @unchecked Sendable {
+class AnyObserverEntry: ObservationToken, @unchecked Sendable {
     @usableFromInline let id: UInt64
     /// The observer's identity, for `removeObserver(_:)`; `nil` for streams.
     @usableFromInline let owner: ObjectIdentifier?
     private let removedFlag = Atomic<Bool>(false)
 
     @usableFromInline
-    init(id: UInt64, owner: ObjectIdentifier?) {
+    init(registry: ObserverRegistry, typeKey: ObjectIdentifier, id: UInt64, owner: ObjectIdentifier?) {
         self.id = id
         self.owner = owner
+        super.init(registry: registry, typeKey: typeKey)
     }
 
     /// Set when the entry leaves the registry; a delivery already queued is then skipped.
@@ -50,10 +51,10 @@ final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unch
     @usableFromInline let callback: (O, RequestEvent<R>) -> Void
 
     @usableFromInline
-    init(id: UInt64, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
+    init(registry: ObserverRegistry, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
-        super.init(id: id, owner: ObjectIdentifier(observer))
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: ObjectIdentifier(observer))
     }
 
     @usableFromInline override var isAlive: Bool { observer != nil }
@@ -74,10 +75,10 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
     @usableFromInline let callback: @MainActor (O, RequestEvent<R>) -> Void
 
     @usableFromInline
-    init(id: UInt64, observer: O, callback: @escaping @MainActor (O, RequestEvent<R>) -> Void) {
+    init(registry: ObserverRegistry, observer: O, callback: @escaping @MainActor (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
-        super.init(id: id, owner: ObjectIdentifier(observer))
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: ObjectIdentifier(observer))
     }
 
     @usableFromInline override var isAlive: Bool { observer != nil }
@@ -97,9 +98,9 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
 final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendable {
     let continuation: AsyncStream<RequestEvent<R>>.Continuation
 
-    init(id: UInt64, continuation: AsyncStream<RequestEvent<R>>.Continuation) {
+    init(registry: ObserverRegistry, continuation: AsyncStream<RequestEvent<R>>.Continuation) {
         self.continuation = continuation
-        super.init(id: id, owner: nil)
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: nil)
     }
 
     override func deliver(_ event: RequestEvent<R>) -> Bool {

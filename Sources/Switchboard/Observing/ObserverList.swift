@@ -35,8 +35,8 @@ final class ObserverList: @unchecked Sendable {
     func remove(_ entry: AnyObserverEntry) -> Bool {
         for g in groups.indices {
             if let index = groups[g].entries.lastIndex(where: { $0 === entry }) {
+                // An emptied group stays (posts skip it), so the next registration reuses its storage.
                 groups[g].entries.remove(at: index)
-                if groups[g].entries.isEmpty { groups.remove(at: g) }
                 return true
             }
         }
@@ -53,7 +53,6 @@ final class ObserverList: @unchecked Sendable {
                 return true
             }
         }
-        if !removed.isEmpty { groups.removeAll { $0.entries.isEmpty } }
         return removed
     }
 }

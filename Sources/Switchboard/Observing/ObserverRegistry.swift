@@ -31,14 +31,11 @@ final class ObserverRegistry: Sendable {
         nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
-    /// Adds an entry for request type `R`, delivered on `queue` (`nil`: the default queue as it is now).
+    /// Adds an entry, delivered on `queue` (`nil`: the default queue as it is now). The entry is the token.
     @usableFromInline
-    func add<R: Request>(_ entry: ObserverEntry<R>, queue: CallbackQueue?) -> ObservationToken {
-        add(entry, typeKey: ObjectIdentifier(R.self), queue: queue)
-    }
-
-    private func add(_ entry: AnyObserverEntry, typeKey: ObjectIdentifier, queue: CallbackQueue?) -> ObservationToken {
-        let list = state.withLock { state -> ObserverList in
+    func add(_ entry: AnyObserverEntry, queue: CallbackQueue?) -> ObservationToken {
+        let typeKey = entry.typeKey
+        state.withLock { state in
             let list: ObserverList
             if let existing = state.lists[typeKey] {
                 list = existing
@@ -47,15 +44,14 @@ final class ObserverRegistry: Sendable {
                 state.lists[typeKey] = list
             }
             list.add(entry, queue: (queue ?? state.defaultQueue).dispatchQueue)
-            return list
         }
-        return ObservationToken(registry: self, list: list, entry: entry)
+        return entry
     }
 
     /// Removes one entry (a token's).
-    func remove(_ entry: AnyObserverEntry, from list: ObserverList) {
-        let removed = state.withLock { _ -> Bool in
-            guard list.remove(entry) else { return false }
+    func remove(_ entry: AnyObserverEntry) {
+        let removed = state.withLock { state -> Bool in
+            guard let list = state.lists[entry.typeKey], list.remove(entry) else { return false }
             entry.markRemoved()
             return true
         }
@@ -97,7 +93,7 @@ final class ObserverRegistry: Sendable {
     @inlinable
     func post<R: Request>(_ event: RequestEvent<R>) {
         let groups = snapshot(ObjectIdentifier(R.self))
-        for group in groups {
+        for group in groups where !group.entries.isEmpty {
             if let queue = group.queue {
                 let entries = group.entries
                 queue.async { self.deliver(event, to: entries) }
@@ -105,6 +101,31 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: group.entries)
             }
         }
+    }
+
+    /// Delivers `event`, then runs `then` on `queue`: in the same block as the observers on that queue
+    /// when there are any (one `async` instead of two), otherwise on its own.
+    func post<R: Request>(_ event: RequestEvent<R>, then queue: CallbackQueue, _ then: @escaping @Sendable () -> Void) {
+        let groups = snapshot(ObjectIdentifier(R.self))
+        let target = queue.dispatchQueue
+        var joined = false
+        for group in groups where !group.entries.isEmpty {
+            let entries = group.entries
+            if let groupQueue = group.queue {
+                if !joined, groupQueue === target {
+                    joined = true
+                    groupQueue.async {
+                        self.deliver(event, to: entries)
+                        then()
+                    }
+                } else {
+                    groupQueue.async { self.deliver(event, to: entries) }
+                }
+            } else {
+                deliver(event, to: entries)
+            }
+        }
+        if !joined { queue.run(then) }
     }
 
     @inlinable

@@ -34,7 +34,7 @@ extension Switchboard {
         bufferingPolicy: AsyncStream<RequestEvent<R>>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncStream<RequestEvent<R>> {
         let (stream, continuation) = AsyncStream.makeStream(of: RequestEvent<R>.self, bufferingPolicy: bufferingPolicy)
-        let token = registry.add(StreamObserverEntry(id: registry.makeID(), continuation: continuation), queue: .immediate)
+        let token = registry.add(StreamObserverEntry(registry: registry, continuation: continuation), queue: .immediate)
         continuation.onTermination = { _ in token.cancel() }
         return stream
     }

@@ -24,7 +24,7 @@ extension Switchboard {
     ) -> ObservationToken {
         // The method reference becomes a closure once, here, so delivery doesn't build a partial
         // application per call.
-        let entry = WeakObserverEntry<R, O>(id: registry.makeID(), observer: observer) { observer, event in
+        let entry = WeakObserverEntry<R, O>(registry: registry, observer: observer) { observer, event in
             method(observer)(event)
         }
         return registry.add(entry, queue: queue)
@@ -49,7 +49,7 @@ extension Switchboard {
     ) -> ObservationToken {
         // The unapplied reference of a main-actor method has exactly this type, so overload resolution
         // picks this form for main-actor observers and the other for everything else.
-        let entry = MainActorObserverEntry<R, O>(id: registry.makeID(), observer: observer) { observer, event in
+        let entry = MainActorObserverEntry<R, O>(registry: registry, observer: observer) { observer, event in
             method(observer)(event)
         }
         return registry.add(entry, queue: .main)
@@ -75,7 +75,7 @@ extension Switchboard {
         on queue: CallbackQueue? = nil,
         handler: @escaping (O, RequestEvent<R>) -> Void
     ) -> ObservationToken {
-        let entry = WeakObserverEntry<R, O>(id: registry.makeID(), observer: observer, callback: handler)
+        let entry = WeakObserverEntry<R, O>(registry: registry, observer: observer, callback: handler)
         return registry.add(entry, queue: queue)
     }
 

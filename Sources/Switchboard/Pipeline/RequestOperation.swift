@@ -237,9 +237,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 for accessory in accessories { accessory.willStop(request, error: error) }
             }
         }
-        registry.post(RequestEvent(request: request, result: result))
+        let event = RequestEvent(request: request, result: result)
         if let completion {
-            completionQueue.run { completion(result) }
+            registry.post(event, then: completionQueue) { completion(result) }
+        } else {
+            registry.post(event)
         }
         if !accessories.isEmpty {
             callbackQueue.run { [accessories, request] in
