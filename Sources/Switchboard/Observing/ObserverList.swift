@@ -20,7 +20,8 @@ struct DeliveryGroup: Sendable {
 /// `@unchecked Sendable`: `groups` is only read or written while ``ObserverRegistry``'s lock is held;
 /// readers take a copy (a retain of the copy-on-write array) and deliver from the copy.
 final class ObserverList: @unchecked Sendable {
-    var groups: [DeliveryGroup] = []
+    // Only touched under the registry's lock, which already makes access exclusive.
+    @exclusivity(unchecked) var groups: [DeliveryGroup] = []
 
     func add(_ entry: AnyObserverEntry, queue: DispatchQueue?) {
         if let index = groups.firstIndex(where: { $0.queue === queue }) {

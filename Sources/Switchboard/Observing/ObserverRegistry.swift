@@ -12,6 +12,17 @@ final class ObserverRegistry: Sendable {
     private struct State {
         var lists: [ObjectIdentifier: ObserverList] = [:]
         var defaultQueue: CallbackQueue
+        /// The list used last, saving a hash lookup when one type is posted or registered repeatedly.
+        var lastKey: ObjectIdentifier?
+        var lastList: ObserverList?
+
+        mutating func list(for key: ObjectIdentifier) -> ObserverList? {
+            if key == lastKey { return lastList }
+            guard let list = lists[key] else { return nil }
+            lastKey = key
+            lastList = list
+            return list
+        }
     }
 
     private let state: Locked<State>
@@ -37,7 +48,7 @@ final class ObserverRegistry: Sendable {
         let typeKey = entry.typeKey
         state.withLock { state in
             let list: ObserverList
-            if let existing = state.lists[typeKey] {
+            if let existing = state.list(for: typeKey) {
                 list = existing
             } else {
                 list = ObserverList()
@@ -51,7 +62,7 @@ final class ObserverRegistry: Sendable {
     /// Removes one entry (a token's).
     func remove(_ entry: AnyObserverEntry) {
         let removed = state.withLock { state -> Bool in
-            guard let list = state.lists[entry.typeKey], list.remove(entry) else { return false }
+            guard let list = state.list(for: entry.typeKey), list.remove(entry) else { return false }
             entry.markRemoved()
             return true
         }
@@ -86,7 +97,7 @@ final class ObserverRegistry: Sendable {
     /// The entries of one request type, grouped by queue, as they are now.
     @usableFromInline
     func snapshot(_ typeKey: ObjectIdentifier) -> [DeliveryGroup] {
-        state.withLock { $0.lists[typeKey]?.groups ?? [] }
+        state.withLock { $0.list(for: typeKey)?.groups ?? [] }
     }
 
     /// Delivers `event` to every entry registered for `R` now. Never holds the lock while calling out.

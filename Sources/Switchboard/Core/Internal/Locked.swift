@@ -15,7 +15,8 @@ import Musl
 /// `@unchecked Sendable`: `state` is only read or written inside `withLock`, which holds the mutex for
 /// the whole access, so no two threads ever touch it at once.
 package final class Locked<State>: @unchecked Sendable {
-    private var state: State
+    // The mutex already makes access exclusive; Swift's dynamic exclusivity check would only add cost.
+    @exclusivity(unchecked) private var state: State
     #if canImport(Darwin)
     private let mutex: UnsafeMutablePointer<os_unfair_lock>
     #else
