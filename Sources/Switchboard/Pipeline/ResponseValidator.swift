@@ -41,9 +41,10 @@ enum ResponseValidator {
 
     /// The response's MIME type, lower-cased, without parameters.
     static func mimeType(of response: HTTPURLResponse) -> String? {
-        guard let header = response.value(forHTTPHeaderField: "Content-Type") else { return nil }
-        let type = header.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        return type?.isEmpty == false ? type : nil
+        // `mimeType` was parsed from Content-Type when the response was made; a header lookup would
+        // bridge and compare strings again.
+        guard let type = response.mimeType?.trimmingCharacters(in: .whitespaces).lowercased(), !type.isEmpty else { return nil }
+        return type
     }
 
     /// Whether `mime` is acceptable: empty `types` accepts anything; `application/json` also accepts

@@ -31,7 +31,16 @@ package final class Locked<State>: @unchecked Sendable {
         #else
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        #if canImport(Glibc)
+        // Adaptive: spins briefly before sleeping in the kernel, which suits critical sections this short.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        #else
         pthread_mutex_init(mutex, nil)
+        #endif
         #endif
     }
 
