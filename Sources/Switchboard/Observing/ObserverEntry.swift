@@ -36,6 +36,8 @@ class AnyObserverEntry: ObservationToken, @unchecked Sendable {
 
 /// One registration, already typed for the events it receives, so delivery needs no cast.
 /// Subclasses hold the observer and call it.
+///
+/// `@unchecked Sendable` for the reasons given on ``AnyObserverEntry``; this class adds no state.
 @usableFromInline
 class ObserverEntry<R: Request>: AnyObserverEntry, @unchecked Sendable {
     /// Calls the observer unless it was removed or deallocated. Returns `false` when the observer is gone
@@ -45,6 +47,9 @@ class ObserverEntry<R: Request>: AnyObserverEntry, @unchecked Sendable {
 
 /// An observer held weakly and called through a method reference turned into a closure once, at
 /// registration.
+///
+/// `@unchecked Sendable`: its state is immutable apart from the `weak` reference, whose loads and stores
+/// Swift makes thread-safe; the observer is only called on the queue its registrant named.
 @usableFromInline
 final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
     @usableFromInline weak var observer: O?
@@ -69,6 +74,9 @@ final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unch
 }
 
 /// A main-actor observer, called on the main queue inside the main actor's isolation.
+///
+/// `@unchecked Sendable`: as ``WeakObserverEntry``; the observer and callback are only touched on the
+/// main actor.
 @usableFromInline
 final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
     @usableFromInline weak var observer: O?
@@ -95,6 +103,8 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
 }
 
 /// An `AsyncStream` continuation (``Switchboard/events(for:)``), fed immediately on the posting thread.
+///
+/// `@unchecked Sendable`: its only state is the continuation, which is `Sendable`.
 final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendable {
     let continuation: AsyncStream<RequestEvent<R>>.Continuation
 
