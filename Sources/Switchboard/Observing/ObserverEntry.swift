@@ -8,14 +8,12 @@ import Synchronization
 /// registrant named, which is the registrant's promise of thread-confinement, as with NotificationCenter.
 @usableFromInline
 class AnyObserverEntry: ObservationToken, @unchecked Sendable {
-    @usableFromInline let id: UInt64
     /// The observer's identity, for `removeObserver(_:)`; `nil` for streams.
     @usableFromInline let owner: ObjectIdentifier?
     private let removedFlag = Atomic<Bool>(false)
 
     @usableFromInline
-    init(registry: ObserverRegistry, typeKey: ObjectIdentifier, id: UInt64, owner: ObjectIdentifier?) {
-        self.id = id
+    init(registry: ObserverRegistry, typeKey: ObjectIdentifier, owner: ObjectIdentifier?) {
         self.owner = owner
         super.init(registry: registry, typeKey: typeKey)
     }
@@ -52,14 +50,15 @@ class ObserverEntry<R: Request>: AnyObserverEntry, @unchecked Sendable {
 /// Swift makes thread-safe; the observer is only called on the queue its registrant named.
 @usableFromInline
 final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
-    @usableFromInline weak var observer: O?
+    // Written once, in init; weak loads are thread-safe, so the dynamic exclusivity check buys nothing.
+    @usableFromInline @exclusivity(unchecked) weak var observer: O?
     @usableFromInline let callback: (O, RequestEvent<R>) -> Void
 
     @usableFromInline
     init(registry: ObserverRegistry, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
-        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: ObjectIdentifier(observer))
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: ObjectIdentifier(observer))
     }
 
     @usableFromInline override var isAlive: Bool { observer != nil }
@@ -79,14 +78,15 @@ final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unch
 /// main actor.
 @usableFromInline
 final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
-    @usableFromInline weak var observer: O?
+    // Written once, in init; weak loads are thread-safe, so the dynamic exclusivity check buys nothing.
+    @usableFromInline @exclusivity(unchecked) weak var observer: O?
     @usableFromInline let callback: @MainActor (O, RequestEvent<R>) -> Void
 
     @usableFromInline
     init(registry: ObserverRegistry, observer: O, callback: @escaping @MainActor (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
-        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: ObjectIdentifier(observer))
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: ObjectIdentifier(observer))
     }
 
     @usableFromInline override var isAlive: Bool { observer != nil }
@@ -110,7 +110,7 @@ final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendab
 
     init(registry: ObserverRegistry, continuation: AsyncStream<RequestEvent<R>>.Continuation) {
         self.continuation = continuation
-        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), id: registry.makeID(), owner: nil)
+        super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: nil)
     }
 
     override func deliver(_ event: RequestEvent<R>) -> Bool {

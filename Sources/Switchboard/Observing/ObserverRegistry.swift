@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The locked registry of observers per request type: MyURLClass's delegate set, grown up.
 ///
@@ -26,7 +25,6 @@ final class ObserverRegistry: Sendable {
     }
 
     private let state: Locked<State>
-    private let nextID = Atomic<UInt64>(1)
 
     init(defaultQueue: CallbackQueue) {
         state = Locked(State(defaultQueue: defaultQueue))
@@ -35,11 +33,6 @@ final class ObserverRegistry: Sendable {
     /// The queue observers registered without one use from now on.
     func setDefaultQueue(_ queue: CallbackQueue) {
         state.withLock { $0.defaultQueue = queue }
-    }
-
-    /// A fresh entry identifier.
-    @usableFromInline func makeID() -> UInt64 {
-        nextID.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
     /// Adds an entry, delivered on `queue` (`nil`: the default queue as it is now). The entry is the token.
