@@ -55,6 +55,21 @@ import Testing
         }
     }
 
+    @Test(arguments: ["Bearer", "Bearer error=\"invalid_token\"", "Negotiate"])
+    func nonBasicChallengesWithoutARealmFailAsUnauthorized(challenge: String) async throws {
+        // FoundationNetworking builds the challenge from WWW-Authenticate itself; whatever the scheme,
+        // the send must end as `unauthorized`, not hang or crash.
+        try await withServer { server in
+            server.route("GET", "/token-auth") { _ in
+                ServerResponse(status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", challenge)],
+                               body: .data(Data(#"{"error":"invalid_token"}"#.utf8)))
+            }
+            let error = await makeClient(server).result(Get("/token-auth")).failure
+            #expect(error?.statusCode == 401)
+            expectError(error, { if case .unauthorized = $0 { true } else { false } }, "unauthorized")
+        }
+    }
+
     @Test func correctCredentialsAuthenticate() async throws {
         try await withServer { server in
             let response = try await makeClient(server).response(for: Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "pw")))
