@@ -61,9 +61,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
             return
         }
-        if let expected = state.expectedBytesToReceive, expected > 0 {
-            state.data.reserveCapacity(Int(min(expected, 1 << 20)))  // grows past 1 MiB as bytes come
-        }
         completionHandler(.allow)
     }
 
@@ -121,8 +118,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let response = state.response else {
             return .failure(.transport(URLError(.badServerResponse)))
         }
-        // A body shorter than an uncompressed Content-Length means the server closed mid-body.
-        if let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected {
+        // A body shorter than an uncompressed Content-Length means the server closed mid-body. (The
+        // cheap length comparison first: it is what spares most responses the header lookup.)
+        if Int64(state.data.count) < response.expectedContentLength, let expected = state.expectedBytesToReceive,
+            Int64(state.data.count) < expected
+        {
             return .failure(.transport(URLError(.networkConnectionLost)))
         }
         return .success(TransportResponse(httpResponse: response, data: state.data, timing: state.timing()))

@@ -26,12 +26,17 @@ final class TransferState: @unchecked Sendable {
     // Delegate-queue only:
     var data = Data()
     var response: HTTPURLResponse? {
-        didSet {
-            // Looked up once: a header lookup on Linux bridges and compares strings.
-            isContentEncoded = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
-        }
+        didSet { contentEncoded = nil }
     }
-    private var isContentEncoded = false
+    /// Whether the body is content-encoded; looked up at most once per response, and only when a size
+    /// must be checked (a header lookup on Linux bridges and compares strings).
+    private var contentEncoded: Bool?
+    private var isContentEncoded: Bool {
+        if let contentEncoded { return contentEncoded }
+        let encoded = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
+        contentEncoded = encoded
+        return encoded
+    }
     var firstByteTime: UInt64?
     var bytesSent: Int64 = 0
     var expectedBytesToSend: Int64?
