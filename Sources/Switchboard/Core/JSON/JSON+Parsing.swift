@@ -2,7 +2,7 @@ import Foundation
 
 /// Parsing JSON text into `JSON` values.
 extension JSON {
-    /// The deepest array/object nesting ``parse(_:)`` accepts; deeper input fails with `.nestingTooDeep`.
+    /// The deepest array/object nesting ``parse(_:)-(Data)`` accepts; deeper input fails with `.nestingTooDeep`.
     public static let maximumDepth = 512
 
     /// Parses UTF-8 JSON text (RFC 8259, strict).
