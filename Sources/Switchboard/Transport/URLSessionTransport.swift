@@ -32,10 +32,7 @@ public final class URLSessionTransport: Transport {
         settings.urlCache = nil
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         queue = DispatchQueue(label: "switchboard.transport")
-        let operationQueue = OperationQueue()
-        operationQueue.name = "switchboard.transport"
-        operationQueue.maxConcurrentOperationCount = 1
-        operationQueue.underlyingQueue = queue
+        let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()
         session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
         deadlineSweeper = DeadlineSweeper(queue: queue, delegate: delegate)
@@ -73,5 +70,29 @@ struct URLSessionTransportTask: TransportTask {
         queue.async { [state] in
             if state.finish(.failure(.cancelled)) { state.cancelTask() }
         }
+    }
+}
+
+/// The session's delegate queue: a serial OperationQueue whose block operations (every delegate
+/// callback FoundationNetworking makes) go straight to the transport's serial dispatch queue.
+///
+/// FoundationNetworking wraps each callback in `delegateQueue.addOperation { … }`; through a plain
+/// OperationQueue that is a BlockOperation allocation and the queue's bookkeeping per callback, three
+/// callbacks per request. Going straight to the dispatch queue keeps them serial and in order, for less.
+///
+/// `@unchecked Sendable`: OperationQueue is thread-safe; the subclass adds only an immutable queue.
+final class DelegateQueue: OperationQueue, @unchecked Sendable {
+    private let target: DispatchQueue
+
+    init(_ target: DispatchQueue) {
+        self.target = target
+        super.init()
+        name = "switchboard.transport"
+        maxConcurrentOperationCount = 1
+        underlyingQueue = target  // for operations added as Operation objects, if any
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        target.async(execute: block)
     }
 }
