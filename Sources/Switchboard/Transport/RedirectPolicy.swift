@@ -46,6 +46,12 @@ enum RedirectPolicy {
             && effectivePort(a) == effectivePort(b)
     }
 
+    /// Whether a challenge's protection space (host and port) is `url`'s origin.
+    static func isOrigin(of url: URL?, host: String, port: Int) -> Bool {
+        guard let url else { return false }
+        return url.host?.lowercased() == host.lowercased() && effectivePort(url) == port
+    }
+
     private static func effectivePort(_ url: URL) -> Int? {
         url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }

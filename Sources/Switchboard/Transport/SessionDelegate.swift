@@ -175,9 +175,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         let alreadySent = state.request.value(forHTTPHeaderField: "Authorization") != nil
         // Only the request's own origin gets the credentials, never a host it was redirected to.
         let space = challenge.protectionSpace
-        let origin = state.request.url
-        let sameOrigin = space.host.lowercased() == origin?.host?.lowercased()
-            && space.port == (origin?.port ?? (origin?.scheme?.lowercased() == "https" ? 443 : 80))
+        let sameOrigin = RedirectPolicy.isOrigin(of: state.request.url, host: space.host, port: space.port)
         if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent, sameOrigin {
             let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
             return completionHandler(.useCredential, credential)
