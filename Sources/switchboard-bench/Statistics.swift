@@ -72,15 +72,26 @@ struct ScenarioResult: Codable {
 
 /// Process CPU time (user + system) in microseconds, from getrusage.
 func processCPUMicroseconds() -> Double {
+    let usage = processUsage()
+    let user = Double(usage.ru_utime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec)
+    let system = Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec)
+    return user + system
+}
+
+/// Context switches of this process so far, voluntary (a thread waits) and involuntary (preempted).
+func processContextSwitches() -> Double {
+    let usage = processUsage()
+    return Double(usage.ru_nvcsw + usage.ru_nivcsw)
+}
+
+private func processUsage() -> rusage {
     var usage = rusage()
     #if canImport(Glibc)
     getrusage(RUSAGE_SELF.rawValue, &usage)
     #else
     getrusage(RUSAGE_SELF, &usage)
     #endif
-    let user = Double(usage.ru_utime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec)
-    let system = Double(usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_stime.tv_usec)
-    return user + system
+    return usage
 }
 
 /// Monotonic nanoseconds.

@@ -138,6 +138,20 @@ import Testing
         #expect(NetworkError.cancelled.isCancelled)
     }
 
+    @Test(arguments: [
+        ("application/json", "application/json"),
+        ("application/json; charset=utf-8", "application/json"),
+        ("Application/JSON; charset=UTF-8", "application/json"),
+        ("  TEXT/html ", "text/html"),
+    ])
+    func mediaTypesAreComparedBareAndLowerCased(header: String, expected: String) throws {
+        let url = try #require(URL(string: "http://127.0.0.1/x"))
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": header]))
+        #expect(ResponseValidator.mimeType(of: response) == expected)
+        let bare = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
+        #expect(ResponseValidator.mimeType(of: bare) == nil)
+    }
+
     @Test func plusJSONContentTypesAreAcceptedWithApplicationJSON() {
         #expect(ResponseValidator.isAcceptable("application/problem+json", in: ["application/json"]))
         #expect(!ResponseValidator.isAcceptable("text/plain", in: ["application/json"]))

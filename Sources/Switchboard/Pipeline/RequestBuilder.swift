@@ -16,19 +16,23 @@ enum RequestBuilder {
     static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
         let base = try baseURL(of: request, configuration: configuration)
         var urlRequest: URLRequest
+        // What `standard` builds is already checked; a custom or adapted request is checked at the end.
+        var needsCheck = false
         if let custom = try custom(request, base: base) {
             urlRequest = custom
+            needsCheck = true
         } else {
             urlRequest = try standard(request, base: base, configuration: configuration)
         }
-        for adapter in configuration.requestAdapters + request.requestAdapters {
+        let adapters = configuration.requestAdapters + request.requestAdapters
+        for adapter in adapters {
             do {
                 urlRequest = try adapter.adapt(urlRequest, for: request)
             } catch {
                 throw .invalidRequest(reason: "request adapter \(type(of: adapter)) threw: \(error)")
             }
         }
-        try check(urlRequest)
+        if needsCheck || !adapters.isEmpty { try check(urlRequest) }
         return urlRequest
     }
 
@@ -69,19 +73,21 @@ enum RequestBuilder {
                 contentType = "application/json"
             }
         }
-        if !isAbsolute {
-            for filter in configuration.urlFilters + request.urlFilters {
+        let filters = isAbsolute ? [] : configuration.urlFilters + request.urlFilters
+        if !filters.isEmpty {
+            for filter in filters {
                 do {
                     url = try filter.filter(url, for: request)
                 } catch {
                     throw .invalidRequest(reason: "URL filter \(type(of: filter)) threw: \(error)")
                 }
             }
-            try URLResolver.check(url)
+            try URLResolver.check(url)  // `resolve` checked the URL before the filters
         }
 
         var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
+        // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
+        if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
         urlRequest.timeoutInterval = configuration.idleTimeout
         urlRequest.httpBody = body
 

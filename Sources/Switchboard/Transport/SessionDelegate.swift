@@ -13,7 +13,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// Starts a task for `request` on behalf of `state` (its first, or one after a redirect).
     func start(_ request: URLRequest, for state: TransferState, in session: URLSession) {
         let task = session.dataTask(with: request)
-        task.priority = state.options.priority
+        // Setting it waits for FoundationNetworking's work queue on Linux (a context switch when that
+        // queue is busy), so only when it isn't the default.
+        if state.options.priority != URLSessionTask.defaultPriority { task.priority = state.options.priority }
         state.currentTask = task
         transfers.withLock { $0[task.taskIdentifier] = state }
         task.resume()

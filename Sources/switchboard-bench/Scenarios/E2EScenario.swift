@@ -46,7 +46,9 @@ enum E2EScenario {
         let rounds = quick ? 1 : 5
         var figures: [Figure] = []
 
-        for concurrency in [1, 8, 64] {
+        // SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n> runs only those levels.
+        let levels = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_CONCURRENCY"]?.split(separator: ",").compactMap { Int($0) } ?? [1, 8, 64]
+        for concurrency in levels {
             let settings = URLSessionConfiguration.ephemeral
             settings.httpMaximumConnectionsPerHost = concurrency
             settings.timeoutIntervalForRequest = 30
@@ -115,28 +117,36 @@ enum E2EScenario {
             let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"]
             if let only {
                 let chosen = [raw, bare, send, async].filter { $0.name == only }
-                for variant in chosen { _ = try await measure(variant, requests: requests, concurrency: concurrency) }
+                for variant in chosen {
+                    let run = try await measure(variant, requests: requests, concurrency: concurrency)
+                    print("\(variant.name), c=\(concurrency): \(Int(run.rate)) req/s, \(Int(run.cpu)) CPU µs/req, \(run.switches) switches/req")
+                }
                 continue
             }
+            // SWITCHBOARD_BENCH_CLIENTS=<name>,<name> compares only those clients with URLSession.
+            let names = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_CLIENTS"]?.split(separator: ",").map(String.init)
+            let clients = [raw, bare, send, async].filter { $0.name == "URLSession" || names?.contains($0.name) ?? true }
             // Warm up every client (connections, lazily created sessions).
-            for variant in [raw, bare, send, async] {
+            for variant in clients {
                 _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
             }
-            var samples: [String: (rate: [Double], cpu: [Double])] = [:]
+            var samples: [String: (rate: [Double], cpu: [Double], switches: [Double])] = [:]
             for _ in 0..<rounds {
-                for variant in [raw, bare, send, async] {
-                    let (rate, cpu) = try await measure(variant, requests: requests, concurrency: concurrency)
-                    samples[variant.name, default: ([], [])].rate.append(rate)
-                    samples[variant.name, default: ([], [])].cpu.append(cpu)
+                for variant in clients {
+                    let run = try await measure(variant, requests: requests, concurrency: concurrency)
+                    samples[variant.name, default: ([], [], [])].rate.append(run.rate)
+                    samples[variant.name, default: ([], [], [])].cpu.append(run.cpu)
+                    samples[variant.name, default: ([], [], [])].switches.append(run.switches)
                 }
             }
             session.invalidateAndCancel()
             bareClient.session.invalidateAndCancel()
             let baseline = samples["URLSession"]!
             for name in ["bare delegate session", "send + observer", "response(for:)"] {
-                let candidate = samples[name]!
+                guard let candidate = samples[name] else { continue }
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: "≥ 0.95×"))
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: "≤ 1.10×"))
+                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "switches/req", candidate: candidate.switches, baseline: baseline.switches, baselineName: "URLSession"))
             }
             blackHole &+= observer.value
         }
@@ -147,10 +157,12 @@ enum E2EScenario {
         )
     }
 
-    /// Runs `requests` requests with `concurrency` workers; returns requests per second and CPU µs per request.
-    static func measure(_ variant: Variant, requests: Int, concurrency: Int) async throws -> (Double, Double) {
+    /// Runs `requests` requests with `concurrency` workers; returns requests per second, CPU µs per
+    /// request and the process's context switches per request.
+    static func measure(_ variant: Variant, requests: Int, concurrency: Int) async throws -> (rate: Double, cpu: Double, switches: Double) {
         let counter = RunCounter(total: requests)
         let cpuStart = processCPUMicroseconds()
+        let switchesStart = processContextSwitches()
         let start = now()
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<concurrency {
@@ -159,9 +171,10 @@ enum E2EScenario {
         }
         let seconds = Double(now() - start) / 1e9
         let cpu = processCPUMicroseconds() - cpuStart
+        let switches = processContextSwitches() - switchesStart
         guard counter.failures == 0 else {
             throw BenchError("\(variant.name): \(counter.failures) of \(requests) requests failed")
         }
-        return (Double(requests) / seconds, cpu / Double(requests))
+        return (Double(requests) / seconds, cpu / Double(requests), switches / Double(requests))
     }
 }
