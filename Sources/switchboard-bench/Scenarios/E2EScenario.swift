@@ -75,6 +75,28 @@ enum E2EScenario {
                 }
             })
 
+            // The same, handing each result to the main queue before the next request: what delivering
+            // to a main-queue observer costs by itself, the reference for `send + observer`.
+            let rawMain: Variant = ("URLSession + main queue", { counter, _ in
+                while counter.take() {
+                    do {
+                        let (data, response) = try await session.data(for: rawRequest)
+                        guard (response as? HTTPURLResponse)?.statusCode == 200,
+                            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                        else { counter.fail(); continue }
+                        let count = object.count
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.main.async {
+                                blackHole &+= count
+                                continuation.resume()
+                            }
+                        }
+                    } catch {
+                        counter.fail()
+                    }
+                }
+            })
+
             let bareClient = BareDelegateClient(configuration: settings)
             let bare: Variant = ("bare delegate session", { counter, _ in
                 while counter.take() {
@@ -116,7 +138,7 @@ enum E2EScenario {
             // SWITCHBOARD_BENCH_ONLY=<variant name> runs one client alone (for profiling runs).
             let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"]
             if let only {
-                let chosen = [raw, bare, send, async].filter { $0.name == only }
+                let chosen = [raw, rawMain, bare, send, async].filter { $0.name == only }
                 for variant in chosen {
                     let run = try await measure(variant, requests: requests, concurrency: concurrency)
                     print("\(variant.name), c=\(concurrency): \(Int(run.rate)) req/s, \(Int(run.cpu)) CPU µs/req, \(run.switches) switches/req")
@@ -125,7 +147,7 @@ enum E2EScenario {
             }
             // SWITCHBOARD_BENCH_CLIENTS=<name>,<name> compares only those clients with URLSession.
             let names = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_CLIENTS"]?.split(separator: ",").map(String.init)
-            let clients = [raw, bare, send, async].filter { $0.name == "URLSession" || names?.contains($0.name) ?? true }
+            let clients = [raw, rawMain, bare, send, async].filter { $0.name == "URLSession" || names?.contains($0.name) ?? true }
             // Warm up every client (connections, lazily created sessions).
             for variant in clients {
                 _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
@@ -142,7 +164,10 @@ enum E2EScenario {
             session.invalidateAndCancel()
             bareClient.session.invalidateAndCancel()
             let baseline = samples["URLSession"]!
-            for name in ["bare delegate session", "send + observer", "response(for:)"] {
+            if let candidate = samples["send + observer"], let reference = samples["URLSession + main queue"] {
+                figures.append(Figure(name: "send + observer vs the main-queue reference, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: reference.cpu, baselineName: "URLSession + main queue"))
+            }
+            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)"] {
                 guard let candidate = samples[name] else { continue }
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: "≥ 0.95×"))
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: "≤ 1.10×"))
