@@ -19,7 +19,8 @@ final class BenchObserver: @unchecked Sendable {
     func bump() { counter.pointee &+= 1 }
 }
 
-/// One event to N observers: Switchboard's registry against a plain closure array (the floor) and
+/// One event to N observers: Switchboard's registry against a plain closure array (the floor), a closure
+/// array capturing its observers weakly (the floor for anything that doesn't keep observers alive) and
 /// NotificationCenter, with the same N.
 enum FanoutScenario {
     static func run(quick: Bool) async throws -> ScenarioResult {
@@ -35,6 +36,8 @@ enum FanoutScenario {
             for observer in observers { switchboard.addObserver(observer, for: BenchEventRequest.self, calling: BenchObserver.changed) }
 
             let closures: [(RequestEvent<BenchEventRequest>) -> Void] = observers.map { observer in { observer.changed($0) } }
+            // What any registry that must not keep its observers alive pays at least: a weak load per call.
+            let weakClosures: [(RequestEvent<BenchEventRequest>) -> Void] = observers.map { observer in { [weak observer] in observer?.changed($0) } }
 
             let center = NotificationCenter()
             let name = Notification.Name("bench")
@@ -42,13 +45,14 @@ enum FanoutScenario {
                 center.addObserver(forName: name, object: nil, queue: nil) { _ in observer.bump() }
             }
 
-            var ours: [Double] = [], floor: [Double] = [], notifications: [Double] = []
+            var ours: [Double] = [], floor: [Double] = [], weakFloor: [Double] = [], notifications: [Double] = []
             for _ in 0..<rounds {
                 floor.append(nanosPerDelivery(posts: posts, n: n) { for closure in closures { closure(event) } })
+                weakFloor.append(nanosPerDelivery(posts: posts, n: n) { for closure in weakClosures { closure(event) } })
                 ours.append(nanosPerDelivery(posts: posts, n: n) { switchboard.post(event) })
                 notifications.append(nanosPerDelivery(posts: max(1, posts / 4), n: n) { center.post(name: name, object: nil) })
             }
-            let expected = rounds * (posts + posts + max(1, posts / 4))
+            let expected = rounds * (posts + posts + posts + max(1, posts / 4))
             guard observers.allSatisfy({ $0.count == expected }) else {
                 throw BenchError("fanout N=\(n): an observer missed deliveries (\(observers[0].count) of \(expected))")
             }
@@ -56,6 +60,7 @@ enum FanoutScenario {
             blackHole &+= observers.reduce(0) { $0 &+ $1.count }
             let target = n == 1 ? "≤ 50 ns per post" : "≤ 25 ns"
             figures.append(Figure(name: "N=\(n) vs closure array", unit: "ns/delivery", candidate: ours, baseline: floor, baselineName: "closures", target: target))
+            figures.append(Figure(name: "N=\(n) vs weak closure array", unit: "ns/delivery", candidate: ours, baseline: weakFloor, baselineName: "weak closures"))
             figures.append(Figure(name: "N=\(n) vs NotificationCenter", unit: "ns/delivery", candidate: ours, baseline: notifications, baselineName: "NotificationCenter"))
         }
         return ScenarioResult(

@@ -12,8 +12,18 @@ enum RegistryScenario {
         let center = NotificationCenter()
         let name = Notification.Name("bench")
 
-        var single: [Double] = [], contended: [Double] = [], centerSingle: [Double] = []
+        // The least a locked registry of weakly held observers with removable tokens can do: allocate the
+        // token, append it under the project's lock, find and remove it under the lock.
+        let floorRegistry = Locked<[FloorToken]>([])
+        var single: [Double] = [], contended: [Double] = [], centerSingle: [Double] = [], floorSingle: [Double] = []
         for _ in 0..<rounds {
+            floorSingle.append(pairsPerSecond(pairs) {
+                let token = FloorToken(observer)
+                floorRegistry.withLock { $0.append(token) }
+                floorRegistry.withLock { tokens in
+                    if let index = tokens.lastIndex(where: { $0 === token }) { tokens.remove(at: index) }
+                }
+            })
             centerSingle.append(pairsPerSecond(pairs / 4) {
                 let token = center.addObserver(forName: name, object: nil, queue: nil) { _ in }
                 center.removeObserver(token)
@@ -37,9 +47,16 @@ enum RegistryScenario {
             note: "addObserver(_:for:on:calling:) then token.cancel(), \(pairs) pairs a round, \(rounds) rounds; NotificationCenter's block add/remove for reference.",
             figures: [
                 Figure(name: "one thread", unit: "pairs/s", candidate: single, baseline: centerSingle, baselineName: "NotificationCenter", target: "≥ 8 M"),
+                Figure(name: "one thread vs the floor", unit: "pairs/s", candidate: single, baseline: floorSingle, baselineName: "locked weak-token array"),
                 Figure(name: "two threads contending", unit: "pairs/s", candidate: contended, target: "≥ 3 M"),
             ]
         )
+    }
+
+    /// A token of the floor registry: a weak reference to its observer.
+    final class FloorToken {
+        weak var observer: BenchObserver?
+        init(_ observer: BenchObserver) { self.observer = observer }
     }
 
     static func pairsPerSecond(_ pairs: Int, _ body: () -> Void) -> Double {
