@@ -54,7 +54,10 @@ final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unch
     @usableFromInline @exclusivity(unchecked) weak var observer: O?
     @usableFromInline let callback: (O, RequestEvent<R>) -> Void
 
-    @usableFromInline
+    // Inlinable, so the caller's reference to the observer is borrowed rather than retained and released
+    // around the call: an object that has weak references keeps its counts in a side table, where each
+    // retain and release takes the slow path.
+    @inlinable
     init(registry: ObserverRegistry, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
