@@ -54,6 +54,27 @@ import Testing
         }
     }
 
+    @Test func releasingADispatcherCancelsItsSendsOnce() async throws {
+        try await withServer { server in
+            let outcomes = Box<[String]>([])
+            var client: Switchboard? = makeClient(server)
+            weak let released = client
+            for _ in 0..<3 {
+                client?.send(Get("/delay/5000")) { result in
+                    outcomes.mutate { $0.append(result.failure?.isCancelled == true ? "cancelled" : "other: \(result.failure.map { "\($0)" } ?? "success")") }
+                }
+            }
+            #expect(await eventually { server.hits("/delay/5000") == 3 })
+            let releasedAt = Date()
+            client = nil
+            #expect(released == nil)
+            #expect(await eventually { outcomes.value.count == 3 })
+            #expect(Date().timeIntervalSince(releasedAt) < 3)  // not the server's 5 s
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(outcomes.value == Array(repeating: "cancelled", count: 3))
+        }
+    }
+
     @Test func cancellingTheSwiftTaskCancelsTheSendWithATypedError() async throws {
         try await withServer { server in
             let client = makeClient(server)

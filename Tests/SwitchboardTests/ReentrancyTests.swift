@@ -18,42 +18,52 @@ import Testing
             let client = makeClient(server)
             // A terminal event's observer sends the next request, three deep.
             let chain = Box<[Int]>([])
-            client.addObserver(chain, for: Get.self, on: .immediate) { (box: Box<[Int]>, event: RequestEvent<Get>) in
+            let chainToken = client.addObserver(chain, for: Get.self, on: .immediate) { [weak client] (box: Box<[Int]>, event: RequestEvent<Get>) in
                 guard let response = event.response else { return }
                 let depth = Int(response.request.path.split(separator: "/").last ?? "") ?? 0
                 box.mutate { $0.append(depth) }
-                if depth < 3 { client.send(Get("/echo/\(depth + 1)")) }
+                if depth < 3 { client?.send(Get("/echo/\(depth + 1)")) }
             }
             client.send(Get("/echo/1"))
             #expect(await eventually { chain.value == [1, 2, 3] })
+            chainToken.cancel()
 
             // A progress observer cancels its own send mid-body.
             let progressed = Box(0)
             let request = Get("/drip?chunks=20&interval=30&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
             let handle = Box<RequestHandle?>(nil)
             let token = client.addObserver(progressed, for: Get.self, on: .immediate) { (box: Box<Int>, event: RequestEvent<Get>) in
-                if case .progress = event, box.mutate({ $0 += 1; return $0 }) == 1 { handle.value?.cancel() }
+                // Cancelling is idempotent: every progress event until the handle is known tries.
+                if case .progress = event {
+                    box.mutate { $0 += 1 }
+                    handle.value?.cancel()
+                }
             }
             let result = await withCheckedContinuation { continuation in
                 handle.mutate { $0 = client.send(request) { continuation.resume(returning: $0) } }
             }
             token.cancel()
             #expect(result.failure?.isCancelled == true)
+            #expect(progressed.value < 20)  // stopped mid-body
         }
     }
 
     @Test func releasingDispatchersWhileTheirTransfersEndNeitherHangsNorCrashes() async throws {
         try await withServer { server in
-            let ended = Box(0)
-            for round in 0..<30 {
+            let rounds = 60
+            let endings = Box([Int](repeating: 0, count: rounds))
+            for round in 0..<rounds {
                 let client = makeClient(server)
+                // Some answer at once, racing the release; the others are cancelled by it, or before it.
                 let handle = client.send(Get("/delay/\(round % 3 == 0 ? 0 : 50)")) { result in
-                    if result.failure == nil || result.failure?.isCancelled == true { ended.mutate { $0 += 1 } }
+                    if result.failure == nil || result.failure?.isCancelled == true { endings.mutate { $0[round] += 1 } }
                 }
                 if round % 2 == 0 { handle.cancel() }
             }
-            // Every send ends once, cancelled or answered, though no dispatcher is left.
-            #expect(await eventually(timeout: 10) { ended.value == 30 })
+            // Every send ends, cancelled or answered, though no dispatcher is left; and each ends once.
+            #expect(await eventually(timeout: 10) { endings.value.allSatisfy { $0 >= 1 } })
+            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(endings.value.allSatisfy { $0 == 1 }, "ended more than once: \(endings.value)")
         }
     }
 }

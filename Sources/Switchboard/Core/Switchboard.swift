@@ -115,10 +115,14 @@ public final class Switchboard: Sendable {
         return RequestHandle(operation: operation)
     }
 
-    /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and, with its
-    /// URLSession, cancels the sends still in flight (each reports `cancelled`).
+    /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
+    /// sends still in flight: each reports `cancelled` to its own closure (observers are gone by then).
+    /// Keep a dispatcher for as long as its sends should run.
     deinit {
         registry.removeAll()
+        // A send's transfer holds the transport, not the dispatcher, so without this it would run on.
+        let operations = state.withLock { Array($0.inFlight.values) }
+        for operation in operations { operation.cancel() }
     }
 
     private func operationFinished(_ id: UInt64) {
