@@ -15,6 +15,16 @@ enum RegistryScenario {
         // The least a locked registry of weakly held observers with removable tokens can do: allocate the
         // token, append it under the project's lock, find and remove it under the lock.
         let floorRegistry = Locked<[FloorToken]>([])
+        // SWITCHBOARD_BENCH_ONLY="one thread" runs only Switchboard's one-thread pairs (for profiling runs).
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] == "one thread" {
+            for _ in 0..<rounds {
+                let rate = pairsPerSecond(pairs) {
+                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate, calling: BenchObserver.changed).cancel()
+                }
+                print("one thread: \(Int(rate)) pairs/s")
+            }
+            return ScenarioResult(scenario: "registry", note: "one thread only (SWITCHBOARD_BENCH_ONLY)", figures: [])
+        }
         var single: [Double] = [], contended: [Double] = [], centerSingle: [Double] = [], floorSingle: [Double] = []
         for _ in 0..<rounds {
             floorSingle.append(pairsPerSecond(pairs) {
