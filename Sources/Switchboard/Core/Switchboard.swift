@@ -121,8 +121,7 @@ public final class Switchboard: Sendable {
     deinit {
         registry.removeAll()
         // A send's transfer holds the transport, not the dispatcher, so without this it would run on.
-        let operations = state.withLock { Array($0.inFlight.values) }
-        for operation in operations { operation.cancel() }
+        cancelAll()
     }
 
     private func operationFinished(_ id: UInt64) {

@@ -66,17 +66,18 @@ enum E2EScenario {
                 request.setValue("application/json", forHTTPHeaderField: "Accept")
                 return request
             }()
+            // One raw request: `data(for:)` and JSONSerialization; the object's key count, or nil on failure.
+            let fetchRaw: @Sendable () async -> Int? = {
+                guard let (data, response) = try? await session.data(for: rawRequest),
+                    (response as? HTTPURLResponse)?.statusCode == 200,
+                    let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+                else { return nil }
+                return object.count
+            }
             let raw: Variant = ("URLSession", { counter, _ in
                 while counter.take() {
-                    do {
-                        let (data, response) = try await session.data(for: rawRequest)
-                        guard (response as? HTTPURLResponse)?.statusCode == 200,
-                            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-                        else { counter.fail(); continue }
-                        blackHole &+= object.count
-                    } catch {
-                        counter.fail()
-                    }
+                    guard let count = await fetchRaw() else { counter.fail(); continue }
+                    blackHole &+= count
                 }
             })
 
@@ -84,20 +85,12 @@ enum E2EScenario {
             // to a main-queue observer costs by itself, the reference for `send + observer`.
             let rawMain: Variant = ("URLSession + main queue", { counter, _ in
                 while counter.take() {
-                    do {
-                        let (data, response) = try await session.data(for: rawRequest)
-                        guard (response as? HTTPURLResponse)?.statusCode == 200,
-                            let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
-                        else { counter.fail(); continue }
-                        let count = object.count
-                        await withCheckedContinuation { continuation in
-                            DispatchQueue.main.async {
-                                blackHole &+= count
-                                continuation.resume()
-                            }
+                    guard let count = await fetchRaw() else { counter.fail(); continue }
+                    await withCheckedContinuation { continuation in
+                        DispatchQueue.main.async {
+                            blackHole &+= count
+                            continuation.resume()
                         }
-                    } catch {
-                        counter.fail()
                     }
                 }
             })
