@@ -15,7 +15,7 @@ enum DemoRunner {
     /// Configures the shared dispatcher for `baseURL` and runs every scenario. Returns whether every
     /// expectation held.
     static func run(baseURL: URL, transcript: Transcript) async -> Bool {
-        Switchboard.shared.configuration.baseURL = baseURL
+        Switchboard.shared.updateConfiguration { $0.baseURL = baseURL }
         for (index, scenario) in scenarios.enumerated() {
             transcript.say("")
             transcript.say("== \(index + 1). \(scenario.title)")

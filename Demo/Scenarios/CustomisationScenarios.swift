@@ -15,14 +15,14 @@ enum CustomisationScenarios {
 
     static let all: [DemoRunner.Scenario] = [
         DemoRunner.Scenario(title: "A URL filter adds the app version to every request (setupRequestFilters)") { transcript in
-            Switchboard.shared.configuration.urlFilters.append(URLArgumentsFilter(["version": appVersion]))
+            Switchboard.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": appVersion])) }
             let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "9"))
             let version = (try? result.get())?.json["version"].string
             transcript.say("  the server saw version=\(version ?? "nothing")")
             transcript.check(version == appVersion, "every request now carries version=\(appVersion)")
         },
         DemoRunner.Scenario(title: "Custom header fields, merged with the configuration's") { transcript in
-            Switchboard.shared.configuration.defaultHeaders = ["X-App": "Switchboard Demo"]
+            Switchboard.shared.updateConfiguration { $0.defaultHeaders = ["X-App": "Switchboard Demo"] }
             let headers = (try? await Switchboard.shared.sendAndWait(EchoHeaders()).get())?.json["headers"] ?? .null
             transcript.say("  X-Client: \(headers["X-Client"].string ?? "-"), X-Device: \(headers["X-Device"].string ?? "-"), X-App: \(headers["X-App"].string ?? "-")")
             transcript.check(headers["X-Client"] == "switchboard-demo" && headers["X-App"] == "Switchboard Demo", "request and default headers both arrived")
@@ -34,9 +34,9 @@ enum CustomisationScenarios {
             transcript.check(json["received"] == 3 && json["encoding"] == "gzip", "the request's own body, type and encoding were sent as built")
         },
         DemoRunner.Scenario(title: "The common request: one call to /api.php with the seed's parameters, debug logging on") { transcript in
-            Switchboard.shared.configuration.logMode = .debug
-            Switchboard.shared.configuration.logger = TranscriptLogger(transcript: transcript)
-            defer { Switchboard.shared.configuration.logMode = .off }
+            Switchboard.shared.updateConfiguration { $0.logMode = .debug }
+            Switchboard.shared.updateConfiguration { $0.logger = TranscriptLogger(transcript: transcript) }
+            defer { Switchboard.shared.updateConfiguration { $0.logMode = .off } }
             // Exactly seed 001's parameters.
             let parameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
             let result = await withCheckedContinuation { continuation in
@@ -69,8 +69,8 @@ enum CustomisationScenarios {
             }
         },
         DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
-            Switchboard.shared.configuration.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")]
-            defer { Switchboard.shared.configuration.responseHooks = [] }
+            Switchboard.shared.updateConfiguration { $0.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")] }
+            defer { Switchboard.shared.updateConfiguration { $0.responseHooks = [] } }
             let result = await Switchboard.shared.sendAndWait(SessionCheck())
             if case .failure(.api(let error)) = result {
                 transcript.say("  error: \(error)")

@@ -14,23 +14,23 @@ final class ProfileScreen {
     }
 
     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
-        guard case .succeeded(let response) = event else { return }
+        guard case .succeeded(let response) = event.kind else { return }
         let name = response.json["user"]["name"].string ?? "?"
         names.append(name)
         transcript.say("  ProfileScreen (method reference, main actor) shows \(name)")
     }
 }
 
-/// A plain object registered with a closure; counts the users it saw.
-final class BadgeCounter: @unchecked Sendable {
-    // `@unchecked Sendable`: `count` is only touched on the main queue, where its observer runs.
+/// An object on the main actor registered with a closure; counts the users it saw.
+@MainActor
+final class BadgeCounter {
     private(set) var count = 0
     let transcript: Transcript
 
     init(transcript: Transcript) {
         self.transcript = transcript
         Switchboard.shared.addObserver(self, for: GetUserInfo.self) { counter, event in
-            guard case .succeeded = event else { return }
+            guard case .succeeded = event.kind else { return }
             counter.count += 1
             counter.transcript.say("  BadgeCounter (closure) counted \(counter.count)")
         }
@@ -39,8 +39,8 @@ final class BadgeCounter: @unchecked Sendable {
 
 /// Listens for one response, then removes itself from inside its callback (seed 002: "remove yourself
 /// from the set after the request ends").
-final class OneShotListener: @unchecked Sendable {
-    // `@unchecked Sendable`: `calls` is only touched on the main queue, where its observer runs.
+@MainActor
+final class OneShotListener {
     private(set) var calls = 0
     let transcript: Transcript
 
@@ -58,6 +58,7 @@ final class OneShotListener: @unchecked Sendable {
 }
 
 /// An observer that is gone before the response comes.
+@MainActor
 final class ShortLivedObserver {
     let transcript: Transcript
     init(transcript: Transcript) {
@@ -73,25 +74,27 @@ enum ObserverScenarios {
     static let all: [DemoRunner.Scenario] = [
         DemoRunner.Scenario(title: "Two observers of GetUserInfo: a method reference and a closure") { transcript in
             let screen = await ProfileScreen(transcript: transcript)
-            let counter = BadgeCounter(transcript: transcript)
+            let counter = await BadgeCounter(transcript: transcript)
             let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "123"))
             let names = await screen.names
-            transcript.check(names == ["User 123"] && counter.count == 1, "both observers received User 123")
+            let count = await counter.count
+            transcript.check(names == ["User 123"] && count == 1, "both observers received User 123")
             transcript.check((try? result.get().statusCode) == 200, "the send's own closure got the response too")
             Switchboard.shared.removeObserver(screen)
             Switchboard.shared.removeObserver(counter)
         },
         DemoRunner.Scenario(title: "An observer removes itself inside its callback") { transcript in
-            let listener = OneShotListener(transcript: transcript)
-            let counter = BadgeCounter(transcript: transcript)
+            let listener = await OneShotListener(transcript: transcript)
+            let counter = await BadgeCounter(transcript: transcript)
             _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "1"))
             _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "2"))
-            transcript.check(listener.calls == 1, "the listener heard the first response only")
-            transcript.check(counter.count == 2, "the other observer heard both")
+            let (calls, count) = await (listener.calls, counter.count)
+            transcript.check(calls == 1, "the listener heard the first response only")
+            transcript.check(count == 2, "the other observer heard both")
             Switchboard.shared.removeObserver(counter)
         },
         DemoRunner.Scenario(title: "A deallocated observer gets nothing") { transcript in
-            var observer: ShortLivedObserver? = ShortLivedObserver(transcript: transcript)
+            var observer: ShortLivedObserver? = await ShortLivedObserver(transcript: transcript)
             weak var weakObserver = observer
             observer = nil
             _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "7"))
@@ -109,7 +112,7 @@ enum ObserverScenarios {
             }
             var seen: [String] = []
             for await event in stream {
-                switch event {
+                switch event.kind {
                 case .started: seen.append("started")
                 case .succeeded: seen.append("succeeded")
                 default: seen.append("other")

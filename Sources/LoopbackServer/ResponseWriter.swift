@@ -22,6 +22,16 @@ enum ResponseWriter {
         case .closeWithoutResponse:
             return .close
 
+        case let .raw(bytes):
+            _ = SocketIO.sendAll(fd, Array(bytes))
+            return .close
+
+        case .never:
+            while stopSignal.sleep(0.05) {
+                if SocketIO.peerClosed(fd) { break }
+            }
+            return .close
+
         case let .data(data):
             // 204 and 1xx must not carry Content-Length; for 304 it would describe the cached body, so omit it.
             let lengthField = (response.status == 204 || response.status == 304 || response.status < 200) ? nil : data.count

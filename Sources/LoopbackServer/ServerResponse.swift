@@ -19,6 +19,11 @@ public struct ServerResponse: Sendable {
         case abort(sending: Data, declaredLength: Int)
         /// Closes the connection without sending a single byte.
         case closeWithoutResponse
+        /// Sends `bytes` exactly as given, status line and headers included (the response's status and
+        /// headers are ignored), then closes the connection: for malformed answers.
+        case raw(Data)
+        /// Never answers: holds the connection open until the client closes it or the server stops.
+        case never
     }
 
     /// The status code, e.g. 200.

@@ -115,6 +115,14 @@ enum SocketIO {
         }
     }
 
+    /// Whether the peer has closed `fd` (a non-blocking peek reads end of file or fails).
+    static func peerClosed(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if count == 0 { return true }
+        return count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+    }
+
     /// Wakes any thread blocked in `accept`/`recv`/`send` on `fd` without closing it.
     static func shutdownBoth(_ fd: Int32) {
         _ = shutdown(fd, Int32(SHUT_RDWR))

@@ -24,8 +24,8 @@ public final class RecordingObserver<R: Request>: Sendable {
 
     /// Registers this recorder with `switchboard` for `R`, on `queue` (immediately, by default).
     @discardableResult
-    public func observe(_ switchboard: Switchboard, on queue: CallbackQueue? = .immediate) -> ObservationToken {
-        switchboard.addObserver(self, for: R.self, on: queue, calling: RecordingObserver.record)
+    public func observe(_ switchboard: Switchboard, on queue: CallbackQueue = .immediate) -> ObservationToken {
+        switchboard.addObserver(self, for: R.self, on: queue) { recorder, event in recorder.record(event) }
     }
 
     /// Records one event (the observer callback).

@@ -61,7 +61,7 @@ import Testing
             let client = makeClient(server)
             let paths = Box<[String]>([])
             let listener = Listener()
-            client.addObserver(listener, for: CommonRequest.self) { _, event in
+            client.addObserver(listener, for: CommonRequest.self, on: .immediate) { _, event in
                 if event.isTerminal { paths.mutate { $0.append(event.request.path) } }
             }
             _ = try await client.request("/users/1")

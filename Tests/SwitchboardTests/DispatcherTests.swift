@@ -11,7 +11,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server)
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self, calling: Listener.heard)
+            client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
             let results = Box<[Bool]>([])
             let handle = client.send(Ping()) { result in results.mutate { $0.append(result.failure?.isCancelled == true) } }
             handle.cancel()
@@ -104,7 +104,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server) { $0.maximumConnectionsPerHost = 8 }
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self, calling: Listener.heard)
+            client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
             let completions = Box(0)
             let sends = 300
             var handles: [RequestHandle] = []
@@ -139,7 +139,7 @@ import Testing
         try await withServer { server in
             let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
             #expect(await client.result(Get("/echo")).failure != nil)
-            client.configuration.baseURL = server.baseURL
+            client.updateConfiguration { $0.baseURL = server.baseURL }
             let response = try await client.response(for: Get("/echo"))
             #expect(response.statusCode == 200)
         }

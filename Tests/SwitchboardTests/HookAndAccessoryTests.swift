@@ -82,7 +82,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
                 $0.responseHooks = [recorder]
             }
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self) { _, event in recorder.note("observer:" + Listener.name(event)) }
+            client.addObserver(listener, for: Ping.self, on: .queue(queue)) { _, event in recorder.note("observer:" + Listener.name(event)) }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 client.send(Ping()) { _ in
                     recorder.note("closure")

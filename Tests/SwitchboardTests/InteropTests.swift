@@ -113,7 +113,7 @@ struct InteropTests {
         let progress = Box<[Int64]>([])
         let listener = Listener()
         sb.addObserver(listener, for: Get.self, on: .immediate) { _, event in
-            if case .progress(_, let value) = event { progress.mutate { $0.append(value.bytesReceived) } }
+            if case .progress(_, let value) = event.kind { progress.mutate { $0.append(value.bytesReceived) } }
         }
         let response = try await sb.response(for: Get("/drip?numbytes=50&duration=1&delay=0").with(\.responseFormat, .data).with(\.reportsProgress, true))
         #expect(response.data.count == 50)

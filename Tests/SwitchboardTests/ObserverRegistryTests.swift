@@ -9,18 +9,18 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct ObserverRegistryTests {
     /// A succeeded event for `Ping` without the network (registry-level tests).
-    static func succeeded(_ n: Int = 0) -> RequestEvent<Ping> {
+    nonisolated static func succeeded(_ n: Int = 0) -> RequestEvent<Ping> {
         let url = URL(string: "http://127.0.0.1/echo")!
         let http = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
-        return .succeeded(Response(request: Ping(n: n), httpResponse: http, data: Data(), json: .null, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0)))
+        return RequestEvent(.succeeded(Response(request: Ping(n: n), httpResponse: http, data: Data(), json: .null, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))), sendID: UInt64(n))
     }
 
     @Test func methodReferenceAndClosureObserversBothReceiveOneSendsEventsInOrder() async throws {
         try await withServer { server in
             let client = makeClient(server)
             let a = Listener(), b = Listener()
-            client.addObserver(a, for: Ping.self, calling: Listener.heard)
-            client.addObserver(b, for: Ping.self) { listener, event in listener.heard(event) }
+            client.addObserver(a, for: Ping.self, on: .immediate) { $0.heard($1) }
+            client.addObserver(b, for: Ping.self, on: .immediate) { listener, event in listener.heard(event) }
             _ = try await client.response(for: Ping())
             #expect(a.log.value == ["started", "succeeded"])
             #expect(b.log.value == ["started", "succeeded"])
@@ -31,7 +31,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server)
             let listener = Listener()
-            client.addObserver(listener, for: Pong.self, calling: Listener.heardPong)
+            client.addObserver(listener, for: Pong.self, on: .immediate) { $0.heardPong($1) }
             _ = try await client.response(for: Ping())
             #expect(listener.log.value.isEmpty)
             _ = try await client.response(for: Pong())
@@ -48,7 +48,7 @@ import Testing
             let client = makeClient(server) { $0.callbackQueue = .main }
             let queues = Box<[String?]>([])
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self) { listener, event in
+            await client.addObserver(listener, for: Ping.self) { listener, event in
                 listener.heard(event)
                 queues.mutate { $0.append(DispatchQueue.getSpecific(key: key)) }
             }
@@ -115,7 +115,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server)
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self) { listener, event in
+            client.addObserver(listener, for: Ping.self, on: .immediate) { listener, event in
                 listener.heard(event)
                 client.removeObserver(listener)  // re-enters the registry from inside a delivery
             }
@@ -131,10 +131,10 @@ import Testing
             let client = makeClient(server)
             let first = Listener(), second = Listener()
             let sentFollowUp = Box(false)
-            client.addObserver(first, for: Ping.self) { listener, event in
+            client.addObserver(first, for: Ping.self, on: .immediate) { listener, event in
                 listener.heard(event)
-                guard case .succeeded = event, !sentFollowUp.mutate({ let was = $0; $0 = true; return was }) else { return }
-                client.addObserver(second, for: Pong.self, calling: Listener.heardPong)
+                guard case .succeeded = event.kind, !sentFollowUp.mutate({ let was = $0; $0 = true; return was }) else { return }
+                client.addObserver(second, for: Pong.self, on: .immediate) { $0.heardPong($1) }
                 client.send(Pong())
             }
             _ = try await client.response(for: Ping())
@@ -146,7 +146,7 @@ import Testing
         let client = Switchboard()
         let queue = DispatchQueue(label: "blocked")
         let listener = Listener()
-        let token = client.addObserver(listener, for: Ping.self, on: .queue(queue), calling: Listener.heard)
+        let token = client.addObserver(listener, for: Ping.self, on: .queue(queue)) { $0.heard($1) }
         let gate = DispatchSemaphore(value: 0)
         queue.async { gate.wait() }  // hold the queue
         client.registry.post(Self.succeeded())  // queued behind the gate
@@ -161,7 +161,7 @@ import Testing
         let heard = Box(0)
         do {
             let listener = Listener()
-            client.addObserver(listener, for: Ping.self) { _, _ in heard.mutate { $0 += 1 } }
+            client.addObserver(listener, for: Ping.self, on: .immediate) { _, _ in heard.mutate { $0 += 1 } }
             #expect(client.observerCount(for: Ping.self) == 1)
         }
         client.registry.post(Self.succeeded())
@@ -172,8 +172,8 @@ import Testing
     @Test func tokenCancelRemovesOnlyThatRegistration() {
         let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
         let listener = Listener()
-        let first = client.addObserver(listener, for: Ping.self, calling: Listener.heard)
-        client.addObserver(listener, for: Ping.self) { l, _ in l.log.mutate { $0.append("closure") } }
+        let first = client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        client.addObserver(listener, for: Ping.self, on: .immediate) { l, _ in l.log.mutate { $0.append("closure") } }
         first.cancel()
         first.cancel()  // idempotent
         client.registry.post(Self.succeeded())
@@ -183,8 +183,8 @@ import Testing
     @Test func removeObserverForOneTypeLeavesItsOtherTypes() {
         let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
         let listener = Listener()
-        client.addObserver(listener, for: Ping.self, calling: Listener.heard)
-        client.addObserver(listener, for: Pong.self, calling: Listener.heardPong)
+        client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        client.addObserver(listener, for: Pong.self, on: .immediate) { $0.heardPong($1) }
         client.removeObserver(listener, for: Ping.self)
         #expect(client.observerCount(for: Ping.self) == 0)
         #expect(client.observerCount(for: Pong.self) == 1)
@@ -195,7 +195,7 @@ import Testing
     @Test func thousandObserversOnOneTypeEachGetEveryEventOnce() {
         let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
         let listeners = (0..<1000).map { _ in Listener() }
-        for listener in listeners { client.addObserver(listener, for: Ping.self, calling: Listener.heard) }
+        for listener in listeners { client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) } }
         for n in 0..<3 { client.registry.post(Self.succeeded(n)) }
         #expect(listeners.allSatisfy { $0.log.value == ["succeeded", "succeeded", "succeeded"] })
     }
@@ -203,14 +203,14 @@ import Testing
     @Test func concurrentAddRemoveWhileEventsFanOutIsSafe() async {
         let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
         let steady = Listener()
-        client.addObserver(steady, for: Ping.self, calling: Listener.heard)
+        client.addObserver(steady, for: Ping.self, on: .immediate) { $0.heard($1) }
         let posts = 2000
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
                     for _ in 0..<500 {
                         let transient = Listener()
-                        let token = client.addObserver(transient, for: Ping.self, calling: Listener.heard)
+                        let token = client.addObserver(transient, for: Ping.self, on: .immediate) { $0.heard($1) }
                         if Bool.random() { token.cancel() } else { client.removeObserver(transient) }
                     }
                 }

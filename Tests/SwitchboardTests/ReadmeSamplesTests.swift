@@ -20,13 +20,13 @@ private struct UploadImage: Request {
     var validation: Validation { .default.requiring(["imageId": .string]) }
 }
 
-private final class ProfileScreen: Sendable {
+@MainActor private final class ProfileScreen {
     let names = Box<[String]>([])
     init(_ switchboard: Switchboard) {
         switchboard.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
     }
     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
-        if case .succeeded(let response) = event { names.mutate { $0.append(response.json["user"]["name"].string ?? "") } }
+        if case .succeeded(let response) = event.kind { names.mutate { $0.append(response.json["user"]["name"].string ?? "") } }
     }
 }
 
@@ -34,7 +34,7 @@ private final class ProfileScreen: Sendable {
     @Test func firstScreenSampleWorks() async throws {
         try await withServer { server in
             let switchboard = makeClient(server)
-            let screen = ProfileScreen(switchboard)
+            let screen = await ProfileScreen(switchboard)
             switchboard.send(GetUserInfo(id: "123"))
             let response = try await switchboard.response(for: GetUserInfo(id: "123"))
             #expect(response.json["user"]["name"] == "User 123")
@@ -46,15 +46,15 @@ private final class ProfileScreen: Sendable {
         try await withServer { server in
             let token = "t0k3n"
             let config = makeClient(server)
-            config.configuration.urlFilters.append(URLArgumentsFilter(["version": "1.0"]))
-            config.configuration.defaultHeaders = ["X-App": "MyApp"]
-            config.configuration.requestAdapters.append(ClosureRequestAdapter { urlRequest, _ in
-                var adapted = urlRequest
-                adapted.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-                return adapted
-            })
-            config.configuration.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))
-            config.configuration.retryPolicy = .exponential(maximumAttempts: 3)
+            config.updateConfiguration {
+                $0.urlFilters.append(URLArgumentsFilter(["version": "1.0"]))                 // ?version=… on every URL
+                $0.defaultHeaders = ["X-App": "MyApp"]                                       // request headers win
+                $0.requestAdapters.append(ClosureRequestAdapter { request, _ in              // e.g. a bearer token
+                    request.headers["Authorization"] = "Bearer \(token)"
+                })
+                $0.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))             // 200 + {"errorCode": 3} → .api error
+                $0.retryPolicy = .exponential(maximumAttempts: 3)                            // idempotent methods; honours Retry-After
+            }
             let json = try await config.request("/api.php", parameters: ["type": "List"])
             #expect(json["version"] == "1.0")
             let curl = try config.cURLDescription(for: UploadImage())

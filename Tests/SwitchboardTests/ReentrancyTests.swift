@@ -34,7 +34,7 @@ import Testing
             let handle = Box<RequestHandle?>(nil)
             let token = client.addObserver(progressed, for: Get.self, on: .immediate) { (box: Box<Int>, event: RequestEvent<Get>) in
                 // Cancelling is idempotent: every progress event until the handle is known tries.
-                if case .progress = event {
+                if case .progress = event.kind {
                     box.mutate { $0 += 1 }
                     handle.value?.cancel()
                 }

@@ -98,8 +98,14 @@ import Testing
                 Issue.record("html is now acceptable, so the failure must be decoding, got \(String(describing: error))")
                 return
             }
-            let any = try await makeClient(server).response(for: Get("/wrong-content-type").with(\.responseFormat, .data).with(\.validation, .default.acceptingContentTypes([])))
+            let any = try await makeClient(server).response(for: Get("/wrong-content-type").with(\.responseFormat, .data).with(\.validation, .default.acceptingAnyContentType()))
             #expect(String(decoding: any.data, as: UTF8.self) == "hello, not json")
+            // An empty set reads as "none", and means it.
+            let none = await makeClient(server).result(Get("/echo").with(\.validation, .default.acceptingContentTypes([]))).failure
+            guard case .unacceptableContentType = none else {
+                Issue.record("expected unacceptableContentType for an empty set, got \(String(describing: none))")
+                return
+            }
         }
     }
 
@@ -157,6 +163,12 @@ import Testing
         #expect(ResponseValidator.isAcceptable("application/problem+json", in: ["application/json"]))
         #expect(!ResponseValidator.isAcceptable("text/plain", in: ["application/json"]))
         #expect(!ResponseValidator.isAcceptable(nil, in: ["application/json"]))
-        #expect(ResponseValidator.isAcceptable(nil, in: []))
+        // "Any" is explicit (`*/*`); an empty set accepts nothing; `type/*` accepts its subtypes.
+        #expect(ResponseValidator.isAcceptable(nil, in: ["*/*"]))
+        #expect(ResponseValidator.isAcceptable("text/html", in: Configuration.anyContentType))
+        #expect(!ResponseValidator.isAcceptable("application/json", in: []))
+        #expect(!ResponseValidator.isAcceptable(nil, in: []))
+        #expect(ResponseValidator.isAcceptable("text/csv", in: ["text/*"]))
+        #expect(!ResponseValidator.isAcceptable("application/csv", in: ["text/*"]))
     }
 }

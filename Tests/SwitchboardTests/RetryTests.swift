@@ -13,7 +13,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server) { $0.retryPolicy = Self.fast }
             let listener = Listener()
-            client.addObserver(listener, for: Get.self) { l, event in l.log.mutate { $0.append(Listener.name(event)) } }
+            client.addObserver(listener, for: Get.self, on: .immediate) { l, event in l.log.mutate { $0.append(Listener.name(event)) } }
             let completions = Box(0)
             let result = await withCheckedContinuation { continuation in
                 client.send(Get("/flaky/a?failures=2")) { result in

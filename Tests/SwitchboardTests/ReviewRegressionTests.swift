@@ -82,7 +82,7 @@ struct CustomWithCredentials: Request {
             let client = makeClient(server)
             let listener = Listener()
             client.addObserver(listener, for: Get.self, on: .immediate) { _, event in
-                if case .started = event { client.cancelAll() }
+                if case .started = event.kind { client.cancelAll() }
             }
             let outcome = Box<NetworkError?>(nil)
             client.send(Get("/echo/never-sent")) { result in outcome.mutate { $0 = result.failure } }
@@ -172,18 +172,16 @@ struct CustomWithCredentials: Request {
 
     @Test func tokensOfTwoDispatchersAreNotEqual() {
         let listener = Listener()
-        let a = Switchboard().addObserver(listener, for: Ping.self, calling: Listener.heard)
-        let b = Switchboard().addObserver(listener, for: Ping.self, calling: Listener.heard)
+        let a = Switchboard().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        let b = Switchboard().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         #expect(a != b)
         #expect(a == a)
     }
 
     @Test func anAdapterSettingAnInvalidHeaderNameIsRejected() async throws {
         try await withServer { server in
-            let bad = ClosureRequestAdapter { urlRequest, _ in
-                var adapted = urlRequest
-                adapted.setValue("v", forHTTPHeaderField: "Bad Name")
-                return adapted
+            let bad = ClosureRequestAdapter { request, _ in
+                request.headers["Bad Name"] = "v"
             }
             let error = await makeClient(server) { $0.requestAdapters = [bad] }.result(Echo()).failure
             expectError(error, \.isInvalidRequest, "invalidRequest")

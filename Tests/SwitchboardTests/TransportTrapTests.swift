@@ -30,7 +30,7 @@ import Testing
             let client = makeClient(server)
             let progress = Box<[Int64]>([])
             client.addObserver(progress, for: Get.self, on: .immediate) { box, event in
-                if case .progress(_, let value) = event { box.mutate { $0.append(value.bytesReceived) } }
+                if case .progress(_, let value) = event.kind { box.mutate { $0.append(value.bytesReceived) } }
             }
             let request = Get("/drip?chunks=5&interval=20&size=1000").with(\.responseFormat, .data).with(\.reportsProgress, true)
             let response = try await client.response(for: request)
@@ -120,8 +120,10 @@ import Testing
         try await withServer { server in
             let client = makeClient(server) { $0.idleTimeout = 0.5 }
             let error = await client.result(Get("/delay/3000")).failure
-            guard case .timedOut = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
+            // Told apart from the overall deadline (`timedOut`), and retried by the same rule.
+            #expect(RetryPolicy.exponential().delay(afterAttempt: 1, error: error ?? .cancelled, method: .get) != nil)
+            guard case .idleTimeout(let after) = error, after == 0.5 else {
+                Issue.record("expected idleTimeout(after: 0.5), got \(String(describing: error))")
                 return
             }
         }

@@ -3,15 +3,17 @@ import Foundation
 /// Settings shared by every request a ``Switchboard`` sends: the Swift form of `YTKNetworkConfig`.
 ///
 /// ```swift
-/// Switchboard.shared.configuration.baseURL = URL(string: "https://api.example.com")
+/// Switchboard.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
 /// let client = Switchboard(configuration: Configuration {
 ///     $0.baseURL = URL(string: "https://api.example.com/v2")
 ///     $0.callbackQueue = .queue(myQueue)
 /// })
 /// ```
 ///
-/// Transport settings (``maximumConnectionsPerHost``, ``idleTimeout``) are read when the dispatcher
-/// creates its URLSession, at the first send; change them before that.
+/// A dispatcher's configuration changes only through ``Switchboard/updateConfiguration(_:)``, an atomic
+/// update; each send uses the configuration as it was when it was sent. Every setting may change at
+/// any time: the transport settings (``maximumConnectionsPerHost``, ``cookies``) through a new
+/// URLSession, made at the next send.
 public struct Configuration: Sendable {
     /// The base URL relative paths are joined to (keeping its own path). Default: none.
     public var baseURL: URL?
@@ -50,14 +52,19 @@ public struct Configuration: Sendable {
     public var acceptableStatusCodes: StatusCodes = .success
 
     /// Acceptable MIME types of JSON responses (any `+json` type is accepted when `application/json`
-    /// is). Empty accepts any. Default: `application/json`, `text/json`, `text/javascript`.
+    /// is; `type/*` accepts any subtype). ``anyContentType`` (`*/*`) accepts any type; an empty set
+    /// accepts none. Default: `application/json`, `text/json`, `text/javascript`.
     public var acceptableContentTypes: Set<String> = ["application/json", "text/json", "text/javascript"]
+
+    /// The content-type pattern that accepts any type: `["*/*"]`.
+    public static let anyContentType: Set<String> = ["*/*"]
 
     /// The deadline of each attempt of a request in seconds, from its start to the last byte, enforced by
     /// Switchboard (URLSession's resource timeout is ignored on Linux). Default: 60.
     public var timeout: TimeInterval = 60
 
-    /// The idle timeout in seconds: the longest wait for the next byte. Default: 30.
+    /// The idle timeout in seconds: the longest wait for the next byte; when it passes the send fails
+    /// with ``NetworkError/idleTimeout(after:)``. Default: 30.
     public var idleTimeout: TimeInterval = 30
 
     /// The most connections the session opens to one host. Default: 6.
@@ -67,8 +74,20 @@ public struct Configuration: Sendable {
     /// ``NetworkError/responseTooLarge(limit:)``. Default: 64 MiB.
     public var maximumResponseSize: Int = 64 << 20
 
-    /// Where observers (registered without a queue) and completion closures are called. Default: `.main`.
+    /// Where completion closures and accessories are called. (Observers choose their own: the main
+    /// actor, or a queue given to `addObserver`.) Default: `.main`.
     public var callbackQueue: CallbackQueue = .main
+
+    /// Which cookies are stored and sent. Default: ``CookiePolicy/inMemory``.
+    public var cookies: CookiePolicy = .inMemory
+
+    /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
+    /// in a cURL description, besides the built-in ones (see ``Redaction``). Compared case-insensitively,
+    /// as whole names. Default: none.
+    public var redactedNames: Set<String> = []
+
+    /// The redaction rules for logs and cURL descriptions.
+    var redaction: Redaction { Redaction(extraNames: redactedNames) }
 
     /// Creates the default configuration.
     public init() {}
@@ -77,6 +96,17 @@ public struct Configuration: Sendable {
     public init(_ configure: (inout Configuration) -> Void) {
         configure(&self)
     }
+}
+
+/// Which cookies a dispatcher stores and sends.
+public enum CookiePolicy: Sendable, Hashable {
+    /// No cookies: `Set-Cookie` is ignored and no `Cookie` header is added.
+    case none
+    /// An in-memory jar per dispatcher: cookies set by responses (redirects included) are sent on later
+    /// requests to their domain, until the dispatcher is released.
+    case inMemory
+    /// `HTTPCookieStorage.shared`, shared with the rest of the app.
+    case shared
 }
 
 /// Where a callback runs.

@@ -26,9 +26,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public init() { fields = [] }
 
     /// Creates a list from fields in order; a later field with the same name replaces an earlier one.
+    /// Linear in the number of fields.
     public init(_ fields: [Field]) {
         self.fields = []
-        for field in fields { self[field.name] = field.value }
+        self.fields.reserveCapacity(fields.count)
+        var positions: [String: Int] = [:]
+        for field in fields {
+            let key = field.name.lowercased()
+            if let index = positions[key] {
+                self.fields[index].value = field.value
+            } else {
+                positions[key] = self.fields.count
+                self.fields.append(field)
+            }
+        }
     }
 
     /// Creates a list from a dictionary, sorted by name so the order is stable.
@@ -55,7 +66,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// Adds or replaces every field of `other`; `other` wins on a name both have.
     public mutating func merge(_ other: HTTPHeaders) {
-        for field in other.fields { self[field.name] = field.value }
+        if other.fields.count <= 8 {
+            for field in other.fields { self[field.name] = field.value }
+        } else {
+            self = HTTPHeaders(fields + other.fields)
+        }
     }
 
     /// A copy with every field of `other` added or replaced.
@@ -97,7 +112,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return nil
     }
 
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
+    static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -25,12 +25,17 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     case api(APIError)
     /// The body is larger than ``Configuration/maximumResponseSize``.
     case responseTooLarge(limit: Int)
-    /// The overall deadline passed.
+    /// The deadline of the attempt passed (``Request/timeout`` or ``Configuration/timeout``: from its
+    /// start to the last byte), whatever the transport was doing.
     case timedOut(after: TimeInterval)
+    /// No byte came for ``Configuration/idleTimeout`` seconds.
+    case idleTimeout(after: TimeInterval)
     /// The request was cancelled (``RequestHandle/cancel()``, ``Switchboard/cancelAll()`` or the
     /// calling Swift task's cancellation).
     case cancelled
-    /// The connection failed: refused, lost mid-body, DNS, TLS, an idle timeout.
+    /// The connection failed: refused, lost mid-body (`networkConnectionLost`), a broken chunked
+    /// encoding (`cannotParseResponse`), a body that can't be decompressed (`cannotDecodeContentData`),
+    /// DNS, TLS.
     case transport(URLError)
 
     /// The HTTP status code, when the server answered.
@@ -65,6 +70,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .api(let error): error.description
         case .responseTooLarge(let limit): "response larger than \(limit) bytes"
         case .timedOut(let seconds): "timed out after \(seconds) s"
+        case .idleTimeout(let seconds): "no data for \(seconds) s (idle timeout)"
         case .cancelled: "cancelled"
         case .transport(let error): "transport error \(error.code.rawValue): \(error.localizedDescription)"
         }
@@ -107,12 +113,13 @@ extension ErrorResponse {
 }
 
 extension HTTPHeaders {
-    /// The header fields of a response.
+    /// The header fields of a response. Linear in their number.
     public init(_ response: HTTPURLResponse) {
-        var headers = HTTPHeaders()
+        var fields: [Field] = []
+        fields.reserveCapacity(response.allHeaderFields.count)
         for (name, value) in response.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name] = value }
+            if let name = name as? String, let value = value as? String { fields.append(Field(name: name, value: value)) }
         }
-        self = headers
+        self.init(fields.sorted { $0.name < $1.name })
     }
 }

@@ -45,9 +45,13 @@ public protocol Request: Sendable {
     /// Parameters, a ``JSON`` object for query and form encoding; any JSON for `.json`. Default: none.
     var parameters: JSON? { get }
 
-    /// Where the parameters go. Default `nil`: the query for `GET`, `HEAD` and `DELETE`, otherwise the
-    /// body with ``Configuration/bodyEncoding``.
+    /// Where the parameters go. Default `nil`: the query for `GET`, `HEAD` and `DELETE` and for a
+    /// request with a ``body``, otherwise the body with ``Configuration/bodyEncoding``.
     var parameterEncoding: ParameterEncoding? { get }
+
+    /// A body given as it is (bytes, text or JSON), instead of one encoded from ``parameters``.
+    /// With a body, parameters go in the query. Default: none.
+    var body: RequestBody? { get }
 
     /// Extra header fields. Names and values are checked: a CR, LF or NUL fails the request with
     /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
@@ -103,9 +107,12 @@ public protocol Request: Sendable {
     /// How to retry this request; `nil` (the default) uses ``Configuration/retryPolicy``.
     var retryPolicy: RetryPolicy? { get }
 
-    /// A fully custom `URLRequest` (seed 000's `buildCustomUrlRequest`). Return `nil` (the default) to let
-    /// Switchboard build it. A returned request is sent as it is: ``path``, ``parameters``, ``headers`` and
-    /// the configuration's base URL are not applied.
+    /// A fully custom `URLRequest` (YTKNetwork's `buildCustomUrlRequest`). Return `nil` (the default) to
+    /// let Switchboard build it. A returned request is sent as it is: ``path``, ``parameters``,
+    /// ``headers`` and the configuration's base URL are not applied; the request adapters are, and its
+    /// method, URL and headers are checked. (On Linux, `URLRequest.setValue` silently drops a value
+    /// with a CR or LF before Switchboard can see it; assign `allHTTPHeaderFields` instead, or add such
+    /// headers in a ``RequestAdapter``, and they are checked.)
     /// - Parameter baseURL: the base URL the request would otherwise use, for convenience.
     /// - Throws: any error; it is reported as ``NetworkError/invalidRequest(reason:)``.
     func makeURLRequest(baseURL: URL?) throws -> URLRequest?
@@ -116,6 +123,7 @@ extension Request {
     public var baseURL: URL? { nil }
     public var parameters: JSON? { nil }
     public var parameterEncoding: ParameterEncoding? { nil }
+    public var body: RequestBody? { nil }
     public var headers: HTTPHeaders { HTTPHeaders() }
     public var credentials: Credentials? { nil }
     public var timeout: TimeInterval? { nil }

@@ -26,6 +26,9 @@ public struct Response<R: Request>: Sendable {
     public let timing: Timing
     /// How many attempts it took (more than 1 after retries, see ``RetryPolicy``).
     public internal(set) var attempts: Int = 1
+    /// The send it answers: its ``RequestHandle/id`` and the ``RequestEvent/sendID`` of its events
+    /// (0 for a response made outside a dispatcher).
+    public internal(set) var sendID: UInt64 = 0
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {

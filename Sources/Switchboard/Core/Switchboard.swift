@@ -7,9 +7,9 @@ import FoundationNetworking
 /// registered for the request's type (seed 002's MyURLClass, made one global, locked object).
 ///
 /// ```swift
-/// Switchboard.shared.configuration.baseURL = URL(string: "https://api.example.com")
+/// Switchboard.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
 ///
-/// final class ProfileScreen {
+/// @MainActor final class ProfileScreen {
 ///     init() {
 ///         Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
 ///     }
@@ -26,50 +26,80 @@ import FoundationNetworking
 /// Every send ends in exactly one terminal event (succeeded, failed or cancelled), delivered once to each
 /// observer registered when it fired. Thread-safe: call anything from any thread.
 public final class Switchboard: Sendable {
-    /// The shared dispatcher, configured through ``configuration``.
+    /// The shared dispatcher, configured through ``updateConfiguration(_:)``.
     public static let shared = Switchboard()
 
     private struct State {
         var configuration: Configuration
+        /// Bumped by every configuration update (for ``updateConfiguration(_:)``'s compare-and-swap).
+        var version: UInt64 = 0
         var transport: (any Transport)?
-        var inFlight: [UInt64: any InFlightOperation] = [:]
+        /// The settings the transport was created with; `nil` when it was given to `init`.
+        var transportSettings: TransportSettings?
         var nextID: UInt64 = 1
     }
 
     @usableFromInline let registry: ObserverRegistry
     private let state: Locked<State>
+    /// The sends that have not finished, by id (a lock of its own, shared with the sweeper).
+    private let inFlight = Locked<[UInt64: any InFlightOperation]>([:])
+    private let ownsTransport: Bool
+    private let sweeper: DeadlineSweeper
 
     /// Creates a dispatcher of your own.
     /// - Parameters:
     ///   - configuration: its settings.
     ///   - transport: how requests travel; `nil` creates a ``URLSessionTransport`` from `configuration`
-    ///     at the first send.
+    ///     at the first send (and a new one for later sends when its transport settings change).
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
-        registry = ObserverRegistry(defaultQueue: configuration.callbackQueue)
+        registry = ObserverRegistry()
         state = Locked(State(configuration: configuration, transport: transport))
+        ownsTransport = transport == nil
+        sweeper = DeadlineSweeper { [inFlight] now in
+            let operations = inFlight.withLock { Array($0.values) }
+            for operation in operations { operation.expire(now: now) }
+            return operations.count
+        }
     }
 
-    /// The settings. Changes apply to requests sent afterwards; transport settings apply only before the
-    /// first send (when the URLSession is created).
-    ///
-    /// `configuration.x = y` reads, changes and writes back the whole value; when several threads may
-    /// change it at once, use ``updateConfiguration(_:)``, which does the three under one lock.
+    /// The settings, as they are now. Change them with ``updateConfiguration(_:)``; each send uses the
+    /// configuration as it was when it was sent.
     public var configuration: Configuration {
-        get { state.withLock { $0.configuration } }
-        set { updateConfiguration { $0 = newValue } }
+        state.withLock { $0.configuration }
     }
 
-    /// Changes the configuration atomically.
+    /// Changes the configuration atomically: concurrent updates never lose each other's changes.
     ///
     /// ```swift
     /// Switchboard.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": "2.0"])) }
     /// ```
-    /// - Parameter change: runs under the dispatcher's lock; keep it to assignments (don't send from it).
-    public func updateConfiguration(_ change: (inout Configuration) -> Void) {
-        state.withLock { state in
-            change(&state.configuration)
-            // Under the same lock, so the registry's default queue never lags behind a concurrent change.
-            registry.setDefaultQueue(state.configuration.callbackQueue)
+    /// Every setting applies to sends made afterwards. Transport settings
+    /// (``Configuration/maximumConnectionsPerHost``, ``Configuration/cookies``) apply through a new
+    /// URLSession, created at the next send (sends in flight finish on the old one); with a transport of
+    /// your own, they are yours to apply, and a change is logged as a warning.
+    /// - Parameter change: runs on the calling thread, outside every lock, on a copy of the current
+    ///   configuration. If another update lands meanwhile, it runs again on the newer value, so keep it
+    ///   free of side effects. It may read ``configuration``.
+    public func updateConfiguration(_ change: (inout Configuration) throws -> Void) rethrows {
+        while true {
+            let (current, version) = state.withLock { ($0.configuration, $0.version) }
+            var updated = current
+            try change(&updated)
+            let swapped = state.withLock { state -> (replaced: Configuration, warn: Bool)? in
+                guard state.version == version else { return nil }
+                // The old value leaves the lock in the result, so no deinit of a user's object (a
+                // logger, a filter) runs while it is held.
+                let old = state.configuration
+                state.configuration = updated
+                state.version &+= 1
+                let warn = !ownsTransport && state.transport != nil && TransportSettings(old) != TransportSettings(updated)
+                return (old, warn)
+            }
+            guard let swapped else { continue }
+            if swapped.warn {
+                updated.logger.log(LogRecord(level: .error, requestID: 0, message: "transport settings changed, but this dispatcher's transport was given to it: apply them to the transport yourself"))
+            }
+            return
         }
     }
 
@@ -79,7 +109,8 @@ public final class Switchboard: Sendable {
     ///   - request: the request.
     ///   - completion: called once with the response or the error, on ``Configuration/callbackQueue``,
     ///     after the observers on that same queue.
-    /// - Returns: a handle to cancel the send.
+    /// - Returns: a handle to cancel the send; its ``RequestHandle/id`` is the ``RequestEvent/sendID`` of
+    ///   the send's events.
     @discardableResult
     public func send<R: Request>(
         _ request: R,
@@ -97,9 +128,7 @@ public final class Switchboard: Sendable {
         let (id, configuration, transport) = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            let transport = state.transport ?? URLSessionTransport(configuration: state.configuration)
-            state.transport = transport
-            return (id, state.configuration, transport)
+            return (id, state.configuration, currentTransport(&state))
         }
         let operation = RequestOperation(
             id: id,
@@ -110,9 +139,24 @@ public final class Switchboard: Sendable {
             completion: completion,
             onFinish: { [weak self] id in self?.operationFinished(id) }
         )
-        state.withLock { $0.inFlight[id] = operation }
+        inFlight.withLock { $0[id] = operation }
+        sweeper.ensureRunning()
         operation.start(on: transport)
         return RequestHandle(operation: operation)
+    }
+
+    /// The transport for a send now: the one given to `init`, or ours, replaced when the configuration's
+    /// transport settings no longer match the ones it was made with. Called under the lock.
+    private func currentTransport(_ state: inout State) -> any Transport {
+        if ownsTransport {
+            let settings = TransportSettings(state.configuration)
+            if state.transport == nil || state.transportSettings != settings {
+                state.transport = URLSessionTransport(configuration: state.configuration)
+                state.transportSettings = settings
+            }
+        }
+        // Non-nil: given to `init`, or created just above.
+        return state.transport ?? URLSessionTransport(configuration: state.configuration)
     }
 
     /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
@@ -121,11 +165,13 @@ public final class Switchboard: Sendable {
     deinit {
         registry.removeAll()
         // A send's transfer holds the transport, not the dispatcher, so without this it would run on.
+        // The sweeper outlives the dispatcher while sends remain, so a transport that never reports the
+        // cancel can't leave one without its terminal event.
         cancelAll()
     }
 
     private func operationFinished(_ id: UInt64) {
-        state.withLock { _ = $0.inFlight.removeValue(forKey: id) }
+        inFlight.withLock { _ = $0.removeValue(forKey: id) }
     }
 
     /// Delivers `event` to the observers of `R` as a send would (for the benchmarks and the package's
@@ -135,18 +181,27 @@ public final class Switchboard: Sendable {
         registry.post(event)
     }
 
-    /// Cancels every send in flight; each reports `cancelled` once.
+    /// Cancels every send in flight; each reports `cancelled` once (after its `started`).
     public func cancelAll() {
-        let operations = state.withLock { state in
-            let all = Array(state.inFlight.values)
-            state.inFlight.removeAll()
-            return all
-        }
+        // They leave `inFlight` as they finish, so the sweeper still ends any whose transport never
+        // reports the cancel.
+        let operations = inFlight.withLock { Array($0.values) }
         for operation in operations { operation.cancel() }
     }
 
     /// The number of sends that have not finished.
-    public var inFlightCount: Int { state.withLock { $0.inFlight.count } }
+    public var inFlightCount: Int { inFlight.withLock { $0.count } }
+}
+
+/// The settings a ``URLSessionTransport`` is made with: when they change, the dispatcher makes a new one.
+struct TransportSettings: Equatable {
+    var maximumConnectionsPerHost: Int
+    var cookies: CookiePolicy
+
+    init(_ configuration: Configuration) {
+        maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
+        cookies = configuration.cookies
+    }
 }
 
 /// A send in flight: cancel it, or ask whether it finished.

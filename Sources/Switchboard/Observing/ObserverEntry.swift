@@ -3,9 +3,9 @@ import Synchronization
 
 /// What the registry needs of every entry, whatever its event type: identity, liveness, removal.
 ///
-/// `@unchecked Sendable`: the only mutable state is `removedFlag`, an atomic. The observer (held weakly
-/// by subclasses) and its callback are not `Sendable`; they are only called on the delivery queue the
-/// registrant named, which is the registrant's promise of thread-confinement, as with NotificationCenter.
+/// `@unchecked Sendable`: the only mutable state is `removedFlag`, an atomic. What subclasses hold is
+/// either `Sendable` (``WeakObserverEntry``: a `Sendable` observer and a `@Sendable` callback) or only
+/// touched on the main actor (``MainActorObserverEntry``), as the public `addObserver` forms require.
 @usableFromInline
 class AnyObserverEntry: ObservationToken, @unchecked Sendable {
     /// The observer's identity, for `removeObserver(_:)`; `nil` for streams.
@@ -43,22 +43,22 @@ class ObserverEntry<R: Request>: AnyObserverEntry, @unchecked Sendable {
     @usableFromInline func deliver(_ event: RequestEvent<R>) -> Bool { true }
 }
 
-/// An observer held weakly and called through a method reference turned into a closure once, at
-/// registration.
+/// A `Sendable` observer held weakly, with a `@Sendable` callback, delivered on the queue it chose.
 ///
 /// `@unchecked Sendable`: its state is immutable apart from the `weak` reference, whose loads and stores
-/// Swift makes thread-safe; the observer is only called on the queue its registrant named.
+/// Swift makes thread-safe; the observer and the callback are both `Sendable` (the generic parameter
+/// can't say so without costing the registry a conformance check per registration).
 @usableFromInline
-final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
+final class WeakObserverEntry<R: Request, O: AnyObject & Sendable>: ObserverEntry<R>, @unchecked Sendable {
     // Written once, in init; weak loads are thread-safe, so the dynamic exclusivity check buys nothing.
     @usableFromInline @exclusivity(unchecked) weak var observer: O?
-    @usableFromInline let callback: (O, RequestEvent<R>) -> Void
+    @usableFromInline let callback: @Sendable (O, RequestEvent<R>) -> Void
 
     // Inlinable, so the caller's reference to the observer is borrowed rather than retained and released
     // around the call: an object that has weak references keeps its counts in a side table, where each
     // retain and release takes the slow path.
     @inlinable
-    init(registry: ObserverRegistry, observer: O, callback: @escaping (O, RequestEvent<R>) -> Void) {
+    init(registry: ObserverRegistry, observer: O, callback: @escaping @Sendable (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback
         super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: ObjectIdentifier(observer))
@@ -75,17 +75,18 @@ final class WeakObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unch
     }
 }
 
-/// A main-actor observer, called on the main queue inside the main actor's isolation.
+/// An observer called on the main queue inside the main actor's isolation: a main-actor class, a
+/// `Sendable` one, or any class registered from main-actor code (it never leaves the main actor).
 ///
-/// `@unchecked Sendable`: as ``WeakObserverEntry``; the observer and callback are only touched on the
-/// main actor.
+/// `@unchecked Sendable`: apart from the thread-safe `weak` reference, the observer and callback are
+/// only touched on the main actor (entries of this class are only placed in the main-queue group).
 @usableFromInline
 final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, @unchecked Sendable {
     // Written once, in init; weak loads are thread-safe, so the dynamic exclusivity check buys nothing.
     @usableFromInline @exclusivity(unchecked) weak var observer: O?
     @usableFromInline let callback: @MainActor (O, RequestEvent<R>) -> Void
 
-    @usableFromInline
+    @inlinable
     init(registry: ObserverRegistry, observer: O, callback: @escaping @MainActor (O, RequestEvent<R>) -> Void) {
         self.observer = observer
         self.callback = callback

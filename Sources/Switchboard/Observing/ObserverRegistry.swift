@@ -10,7 +10,6 @@ import Dispatch
 final class ObserverRegistry: Sendable {
     private struct State {
         var lists: [ObjectIdentifier: ObserverList] = [:]
-        var defaultQueue: CallbackQueue
         /// The list used last, saving a hash lookup when one type is posted or registered repeatedly.
         var lastKey: ObjectIdentifier?
         var lastList: ObserverList?
@@ -29,21 +28,16 @@ final class ObserverRegistry: Sendable {
 
     private let state: Locked<State>
 
-    init(defaultQueue: CallbackQueue) {
-        state = Locked(State(defaultQueue: defaultQueue))
+    init() {
+        state = Locked(State())
     }
 
-    /// The queue observers registered without one use from now on.
-    func setDefaultQueue(_ queue: CallbackQueue) {
-        state.withLock { $0.defaultQueue = queue }
-    }
-
-    /// Adds an entry, delivered on `queue` (`nil`: the default queue as it is now). The entry is the token.
+    /// Adds an entry, delivered on `queue`. The entry is the token.
     @usableFromInline
-    func add(_ entry: AnyObserverEntry, queue: CallbackQueue?) -> ObservationToken {
+    func add(_ entry: AnyObserverEntry, queue: CallbackQueue) -> ObservationToken {
         let typeKey = entry.typeKey
+        let dispatchQueue = queue.dispatchQueue
         state.withLock { state in
-            let dispatchQueue = (queue ?? state.defaultQueue).dispatchQueue
             if let existing = state.unretainedList(for: typeKey) {
                 existing._withUnsafeGuaranteedRef { $0.add(entry, queue: dispatchQueue) }
             } else {

@@ -25,14 +25,22 @@ enum RequestBuilder {
             urlRequest = try standard(request, base: base, configuration: configuration)
         }
         let adapters = configuration.requestAdapters + request.requestAdapters
-        for adapter in adapters {
-            do {
-                urlRequest = try adapter.adapt(urlRequest, for: request)
-            } catch {
-                throw .invalidRequest(reason: "request adapter \(type(of: adapter)) threw: \(error)")
+        if !adapters.isEmpty {
+            var outgoing = try OutgoingRequest(urlRequest)
+            for adapter in adapters {
+                do {
+                    try adapter.adapt(&outgoing, for: request)
+                } catch {
+                    throw .invalidRequest(reason: "request adapter \(type(of: adapter)) threw: \(error)")
+                }
             }
+            try check(url: outgoing.url, method: outgoing.method.rawValue, headers: outgoing.headers)
+            return outgoing.urlRequest
         }
-        if needsCheck || !adapters.isEmpty { try check(urlRequest) }
+        if needsCheck {
+            guard let url = urlRequest.url else { throw .invalidRequest(reason: "the request has no URL") }
+            try check(url: url, method: urlRequest.httpMethod ?? "GET", headers: HTTPHeaders(urlRequest.allHTTPHeaderFields ?? [:]))
+        }
         return urlRequest
     }
 
@@ -54,13 +62,22 @@ enum RequestBuilder {
     }
 
     private static func standard<R: Request>(_ request: R, base: URL?, configuration: Configuration) throws(NetworkError) -> URLRequest {
+        guard request.method.isToken else {
+            throw .invalidRequest(reason: "method \(request.method.rawValue.debugDescription) is not an HTTP token")
+        }
         let isAbsolute = URLResolver.isAbsolute(request.path)
         var url = try URLResolver.resolve(path: request.path, base: base)
         var body: Data?
         var contentType: String?
+        if let raw = request.body {
+            (body, contentType) = (raw.data, raw.contentType)
+        }
         if let parameters = request.parameters {
             let encoding = request.parameterEncoding
-                ?? (request.method.encodesParametersInQuery ? .query : configuration.bodyEncoding)
+                ?? (request.method.encodesParametersInQuery || request.body != nil ? .query : configuration.bodyEncoding)
+            if encoding != .query, request.body != nil {
+                throw .invalidRequest(reason: "\(R.self) has a body and parameters encoded as \(encoding); with a body, parameters go in the query")
+            }
             switch encoding {
             case .query:
                 let query = try formEncoded(parameters)
@@ -114,11 +131,12 @@ enum RequestBuilder {
         }
     }
 
-    /// Checks the final request: an http(s) URL with a host, and sendable headers.
-    private static func check(_ request: URLRequest) throws(NetworkError) {
-        guard let url = request.url else { throw .invalidRequest(reason: "the request has no URL") }
+    /// Checks the final request: an http(s) URL with a host, a token for a method, and sendable headers.
+    private static func check(url: URL, method: String, headers: HTTPHeaders) throws(NetworkError) {
         try URLResolver.check(url)
-        let headers = HTTPHeaders(request.allHTTPHeaderFields ?? [:])
+        guard HTTPMethod(rawValue: method).isToken else {
+            throw .invalidRequest(reason: "method \(method.debugDescription) is not an HTTP token")
+        }
         if let invalid = headers.firstInvalidField {
             throw .invalidRequest(reason: invalid.reason)
         }

@@ -39,11 +39,16 @@ enum ResponseValidator {
         return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing))
     }
 
-    /// The response's MIME type, lower-cased, without parameters.
+    /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines
+    /// (which Foundation joins with commas) the last counts, as in browsers.
     static func mimeType(of response: HTTPURLResponse) -> String? {
         // `mimeType` was parsed from Content-Type when the response was made; a header lookup would
         // bridge and compare strings again.
-        guard let type = response.mimeType else { return nil }
+        guard var type = response.mimeType else { return nil }
+        if type.utf8.contains(UInt8(ascii: ",")) {
+            guard let last = lastMediaType(in: response.value(forHTTPHeaderField: "Content-Type") ?? type) else { return nil }
+            type = last
+        }
         // Usually it is already bare lower-case ASCII ("application/json"): then it is used as it is,
         // because trimming through Foundation costs microseconds per response on Linux.
         let isBare = type.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
@@ -51,12 +56,35 @@ enum ResponseValidator {
         return normalized.isEmpty ? nil : normalized
     }
 
-    /// Whether `mime` is acceptable: empty `types` accepts anything; `application/json` also accepts
-    /// any `+json` type (`application/problem+json`).
+    /// The media type (without parameters) of the last non-empty value in a comma-joined
+    /// `Content-Type`; commas inside quoted parameters don't split.
+    static func lastMediaType(in header: String) -> String? {
+        var values: [String] = [], current = "", quoted = false
+        for character in header {
+            if character == "\"" { quoted.toggle() }
+            if character == ",", !quoted {
+                values.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        values.append(current)
+        for value in values.reversed() {
+            let type = value.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+            let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
+            if trimmed.contains("/") { return trimmed }
+        }
+        return nil
+    }
+
+    /// Whether `mime` is acceptable: `*/*` accepts anything (even no type), `type/*` any subtype, an
+    /// empty set nothing; `application/json` also accepts any `+json` type (`application/problem+json`).
     static func isAcceptable(_ mime: String?, in types: Set<String>) -> Bool {
-        if types.isEmpty { return true }
+        if types.contains("*/*") { return true }
         guard let mime else { return false }
         if types.contains(mime) || types.contains(where: { $0.lowercased() == mime }) { return true }
+        if let slash = mime.firstIndex(of: "/"), types.contains(String(mime[...slash]) + "*") { return true }
         return mime.hasSuffix("+json") && types.contains("application/json")
     }
 

@@ -15,6 +15,9 @@ enum URLResolver {
             try check(absolute)
             return absolute
         }
+        if let scheme = scheme(of: path) {
+            throw .invalidRequest(reason: "path \(path.debugDescription) has the scheme \(scheme.debugDescription); only http and https can be sent")
+        }
         guard let base else {
             throw .invalidRequest(reason: "relative path \(path.debugDescription) but no base URL (set Configuration.baseURL or the request's baseURL)")
         }
@@ -72,6 +75,16 @@ enum URLResolver {
         default:
             false
         }
+    }
+
+    /// The scheme `path` starts with (`file`, `ftp`, `data`…), per RFC 3986: a letter, then letters,
+    /// digits, `+`, `-` or `.`, then `:`. (A relative path can't have a colon in its first segment.)
+    static func scheme(of path: String) -> String? {
+        guard let colon = path.firstIndex(of: ":") else { return nil }
+        let candidate = path[..<colon]
+        guard let first = candidate.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first) else { return nil }
+        let allowed = candidate.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "+-.".unicodeScalars.contains($0)) }
+        return allowed ? String(candidate) : nil
     }
 
     /// Whether `path` is an absolute http(s) URL, used as is.

@@ -3,37 +3,45 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How Switchboard follows a redirect.
+/// How Switchboard follows a redirect: each hop is built from the hop before it, as browsers and
+/// RFC 9110 §15.4 do, never from the original request.
 enum RedirectPolicy {
     /// Headers that carry credentials; never sent to another origin.
     static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
 
+    /// Headers that describe a body; dropped with it when a redirect turns the request into a GET.
+    static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]
+
     /// The most redirects followed for one request.
     static let maximumRedirects = 16
 
-    /// Whether Switchboard must follow this redirect itself, with a new task: URLSession on Linux keeps
-    /// the method of a 307/308 but sends an empty body, even when the proposed request carries it.
-    static func needsManualFollow(status: Int, original: URLRequest) -> Bool {
-        (status == 307 || status == 308) && !(original.httpBody?.isEmpty ?? true)
+    /// Whether Switchboard must send `next` itself, with a new task: URLSession on Linux keeps the
+    /// method of a 307/308 but sends an empty body, even when the request it is given carries one.
+    static func needsManualFollow(_ next: URLRequest) -> Bool {
+        !(next.httpBody?.isEmpty ?? true)
     }
 
-    /// The request to send next.
+    /// The request of the next hop, from the current hop's request, the redirect's status and the URL
+    /// it points to.
     ///
-    /// - 307 and 308 keep the method and body.
-    /// - A redirect to another origin (scheme, host or port) loses `Authorization`, `Cookie` and
-    ///   `Proxy-Authorization` (URLSession on Linux forwards them).
-    static func follow(from original: URLRequest, status: Int, to proposed: URLRequest) -> URLRequest {
-        var next = proposed
-        if status == 307 || status == 308 {
-            next.httpMethod = original.httpMethod
-            if next.httpBody == nil, let body = original.httpBody {
-                next.httpBody = body
-                if next.value(forHTTPHeaderField: "Content-Type") == nil {
-                    next.setValue(original.value(forHTTPHeaderField: "Content-Type"), forHTTPHeaderField: "Content-Type")
-                }
-            }
+    /// - 301 and 302 turn a `POST` into a `GET`; 303 turns anything but `GET` and `HEAD` into a `GET`
+    ///   (what browsers do). Such a hop loses the body and the headers that describe it.
+    /// - 307 and 308 keep the method and the body.
+    /// - A hop to another origin (scheme, host or port) loses `Authorization`, `Cookie` and
+    ///   `Proxy-Authorization` for good: a later hop back doesn't regain them.
+    /// - Other headers stay as the current hop had them.
+    static func next(after current: URLRequest, status: Int, to url: URL) -> URLRequest {
+        var next = current
+        next.url = url
+        let method = current.httpMethod?.uppercased() ?? "GET"
+        let becomesGET = (status == 303 && method != "GET" && method != "HEAD") || ((status == 301 || status == 302) && method == "POST")
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            for name in bodyHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
-        if !sameOrigin(original.url, next.url) {
+        if !sameOrigin(current.url, url) {
             for name in credentialHeaders { next.setValue(nil, forHTTPHeaderField: name) }
         }
         return next

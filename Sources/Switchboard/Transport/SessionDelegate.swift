@@ -21,20 +21,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         task.resume()
     }
 
-    /// Whether any transfer is registered.
-    var hasTransfers: Bool { transfers.withLock { !$0.isEmpty } }
-
-    /// Ends every transfer whose deadline has passed; returns how many transfers remain.
-    func expireTransfers(now: UInt64) -> Int {
-        let (expired, remaining) = transfers.withLock { transfers -> ([TransferState], Int) in
-            (transfers.values.filter { !$0.isFinished && $0.deadline <= now }, transfers.count)
-        }
-        for state in expired where state.finish(.failure(.timedOut(after: state.options.timeout))) {
-            state.cancelTask()
-        }
-        return remaining
-    }
-
     private func state(for task: URLSessionTask) -> TransferState? {
         transfers.withLock { $0[task.taskIdentifier] }
     }
@@ -97,6 +83,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.pendingRedirect = nil
             state.response = nil
             state.data = Data()
+            state.currentRequest = next
             start(next, for: state, in: session)
             return
         }
@@ -107,13 +94,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let failure = state.failure { return .failure(failure) }
         if let error {
             let urlError = error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
-            // libcurl reports a body cut short as an unknown error (-1); say what happened.
-            if urlError.code == .unknown, let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected {
-                return .failure(.transport(URLError(.networkConnectionLost, userInfo: [NSUnderlyingErrorKey: error])))
+            if urlError.code == .unknown, let specific = specificCode(for: urlError, state: state) {
+                return .failure(.transport(URLError(specific, userInfo: [NSUnderlyingErrorKey: error, NSLocalizedDescriptionKey: urlError.localizedDescription])))
             }
             switch urlError.code {
             case .cancelled: return .failure(.cancelled)
-            case .timedOut: return .failure(.timedOut(after: state.request.timeoutInterval))
+            case .timedOut: return .failure(.idleTimeout(after: state.currentRequest.timeoutInterval))
             default: return .failure(.transport(urlError))
             }
         }
@@ -128,6 +114,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return .failure(.transport(URLError(.networkConnectionLost)))
         }
         return .success(TransportResponse(httpResponse: response, data: state.data, timing: state.timing()))
+    }
+
+    /// FoundationNetworking reports most of libcurl's failures as an unknown error (-1) and keeps only
+    /// libcurl's message; say what happened: a body cut short, a broken chunked encoding, a body that
+    /// can't be decompressed.
+    private static func specificCode(for error: URLError, state: TransferState) -> URLError.Code? {
+        let message = error.localizedDescription.lowercased()
+        if message.contains("chunk") { return .cannotParseResponse }
+        if message.contains("unencoding") || message.contains("content encoding") || message.contains("decompress") {
+            return .cannotDecodeContentData
+        }
+        if message.contains("transfer closed") || message.contains("outstanding read data") { return .networkConnectionLost }
+        if let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected { return .networkConnectionLost }
+        return nil
     }
 
     // MARK: Redirects
@@ -147,13 +147,35 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             task.cancel()
             return
         }
-        let next = RedirectPolicy.follow(from: state.request, status: response.statusCode, to: request)
-        if RedirectPolicy.needsManualFollow(status: response.statusCode, original: state.request) {
+        guard let url = request.url else { return completionHandler(nil) }
+        var next = RedirectPolicy.next(after: state.currentRequest, status: response.statusCode, to: url)
+        addCookies(from: response, to: &next, in: session)
+        if RedirectPolicy.needsManualFollow(next) {
             // Let this task end with the redirect response; didCompleteWithError starts the next one.
             state.pendingRedirect = next
             return completionHandler(nil)
         }
+        state.currentRequest = next
         completionHandler(next)
+    }
+
+    /// Applies cookies set by a redirect response to the next hop, as browsers do (with a redirect
+    /// delegate FoundationNetworking stores them but doesn't send them on the next hop). A `Cookie`
+    /// header the request set itself is left as it is.
+    private func addCookies(from response: HTTPURLResponse, to next: inout URLRequest, in session: URLSession) {
+        let configuration = session.configuration
+        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage,
+            let from = response.url, let to = next.url
+        else { return }
+        let fields = response.allHeaderFields.reduce(into: [String: String]()) { fields, field in
+            if let name = field.key as? String, let value = field.value as? String { fields[name] = value }
+        }
+        let set = HTTPCookie.cookies(withResponseHeaderFields: fields, for: from)
+        if !set.isEmpty, configuration.httpCookieAcceptPolicy != .never {
+            storage.setCookies(set, for: from, mainDocumentURL: nil)
+        }
+        guard next.value(forHTTPHeaderField: "Cookie") == nil, let cookies = storage.cookies(for: to), !cookies.isEmpty else { return }
+        for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
     }
 
     // MARK: Authentication
@@ -174,10 +196,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // Answer once, and only when the credentials weren't already sent pre-emptively: a second
         // challenge means they were wrong. Never `.useCredential` with nil (that crashes on Linux) and
         // never `.performDefaultHandling` (the task then hangs on Linux).
-        let alreadySent = state.request.value(forHTTPHeaderField: "Authorization") != nil
+        let alreadySent = state.currentRequest.value(forHTTPHeaderField: "Authorization") != nil
         // Only the request's own origin gets the credentials, never a host it was redirected to.
         let space = challenge.protectionSpace
         let sameOrigin = RedirectPolicy.isOrigin(of: state.request.url, host: space.host, port: space.port)
+            && RedirectPolicy.sameOrigin(state.request.url, state.currentRequest.url)
         if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent, sameOrigin {
             let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
             return completionHandler(.useCredential, credential)

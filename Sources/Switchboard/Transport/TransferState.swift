@@ -8,22 +8,22 @@ import FoundationNetworking
 /// What the session delegate knows about one transfer.
 ///
 /// `@unchecked Sendable`: the `var`s below are touched only on the session's serial delegate queue
-/// (every delegate callback runs there), and `finished` is an atomic, so the three threads that may end
-/// a transfer (delegate queue, deadline timer, a caller cancelling) agree on who ends it.
+/// (every delegate callback runs there, and so does a cancel), and `finished` is an atomic.
 final class TransferState: @unchecked Sendable {
+    /// The request as it was given.
     let request: URLRequest
     let options: TransferOptions
     let progress: (@Sendable (TransferProgress) -> Void)?
     private let completion: @Sendable (Result<TransportResponse, NetworkError>) -> Void
     let startDate = Date()
     let startTime = DispatchTime.now().uptimeNanoseconds
-    /// When the deadline passes (uptime nanoseconds).
-    let deadline: UInt64
     private let finished = Atomic<Bool>(false)
     /// The task moving the bytes now (a new one after a redirect Switchboard follows itself).
     private let task = Locked<URLSessionTask?>(nil)
 
     // Delegate-queue only:
+    /// The request of the current hop (after redirects, the one the next hop is built from).
+    var currentRequest: URLRequest
     var data = Data()
     var response: HTTPURLResponse? {
         didSet { contentEncoded = nil }
@@ -55,10 +55,10 @@ final class TransferState: @unchecked Sendable {
         completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
     ) {
         self.request = request
+        currentRequest = request
         self.options = options
         self.progress = progress
         self.completion = completion
-        deadline = startTime &+ UInt64(max(0, min(options.timeout, 1e9)) * 1e9)
     }
 
     /// The task moving the bytes now.
@@ -98,7 +98,7 @@ final class TransferState: @unchecked Sendable {
     var hasNoBody: Bool {
         guard let response else { return false }
         let status = response.statusCode
-        return request.httpMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
+        return currentRequest.httpMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
     }
 
     /// The expected body size, when the response says and the body isn't compressed (a compressed

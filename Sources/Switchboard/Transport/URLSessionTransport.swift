@@ -5,41 +5,62 @@ import FoundationNetworking
 #endif
 
 /// The default transport: one `URLSession` with a serial delegate queue, whose delegate collects each
-/// body, counts bytes, follows redirects safely, answers auth challenges and enforces the deadline.
+/// body, counts bytes, follows redirects safely and answers auth challenges. (The deadline is kept by
+/// the dispatcher, above the transport.)
 ///
 /// It handles the traps of URLSession on Linux: a concurrent delegate queue garbles bodies (the queue is
 /// serial); an unanswered 401 Basic challenge hangs forever (every challenge is answered, never with a
-/// nil credential); the resource timeout is ignored (Switchboard runs its own deadline timer); a 307/308
-/// drops the POST body (Switchboard follows those itself, body and all); credentials leak on a cross-origin redirect (they are
-/// stripped).
+/// nil credential); a 307/308 drops the POST body (Switchboard follows those itself, body and all);
+/// credentials leak on a cross-origin redirect (they are stripped); cookies set by a redirect are not
+/// sent on the next hop (they are).
+///
+/// Cookies follow ``Configuration/cookies``: none, an in-memory jar (the default), or the shared
+/// `HTTPCookieStorage`. Nothing else is persisted: no URL cache, no credential storage.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
     /// The serial queue delegate callbacks, deadlines and completions run on.
     let queue: DispatchQueue
-    private let deadlineSweeper: DeadlineSweeper
 
     /// Creates a transport from a configuration's transport settings.
     /// - Parameters:
-    ///   - configuration: supplies ``Configuration/maximumConnectionsPerHost`` and ``Configuration/idleTimeout``.
-    ///   - sessionConfiguration: the base session settings; `.ephemeral` by default (no cookies or
-    ///     credentials persisted; Switchboard keeps its own cache).
-    public init(configuration: Configuration = Configuration(), sessionConfiguration: URLSessionConfiguration = .ephemeral) {
+    ///   - configuration: supplies ``Configuration/maximumConnectionsPerHost``,
+    ///     ``Configuration/idleTimeout`` and ``Configuration/cookies``.
+    ///   - sessionConfiguration: the base session settings; `.ephemeral` by default.
+    public convenience init(configuration: Configuration = Configuration(), sessionConfiguration: URLSessionConfiguration = .ephemeral) {
+        self.init(configuration: configuration, sessionConfiguration: sessionConfiguration, cookieJar: nil)
+    }
+
+    /// Creates a transport; `cookieJar` is the in-memory jar for ``CookiePolicy/inMemory`` (`nil`: a new one).
+    init(configuration: Configuration, sessionConfiguration: URLSessionConfiguration = .ephemeral, cookieJar: HTTPCookieStorage?) {
         // A copy: URLSessionConfiguration is a class, and the caller's must not change.
         let settings = (sessionConfiguration.copy() as? URLSessionConfiguration) ?? sessionConfiguration
         settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         settings.timeoutIntervalForRequest = configuration.idleTimeout
         settings.urlCache = nil
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
+        settings.urlCredentialStorage = nil
+        switch configuration.cookies {
+        case .none:
+            settings.httpCookieStorage = nil
+            settings.httpShouldSetCookies = false
+            settings.httpCookieAcceptPolicy = .never
+        case .inMemory:
+            settings.httpCookieStorage = cookieJar ?? URLSessionConfiguration.ephemeral.httpCookieStorage
+            settings.httpShouldSetCookies = true
+            settings.httpCookieAcceptPolicy = .always
+        case .shared:
+            settings.httpCookieStorage = HTTPCookieStorage.shared
+            settings.httpShouldSetCookies = true
+            settings.httpCookieAcceptPolicy = .always
+        }
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()
         session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
-        deadlineSweeper = DeadlineSweeper(queue: queue, delegate: delegate)
     }
 
     deinit {
-        deadlineSweeper.stop()
         session.invalidateAndCancel()
     }
 
@@ -54,7 +75,6 @@ public final class URLSessionTransport: Transport {
         let state = TransferState(request: request, options: options, progress: progress, completion: completion)
         if let body = request.httpBody { state.expectedBytesToSend = Int64(body.count) }
         delegate.start(request, for: state, in: session)
-        deadlineSweeper.ensureRunning()
         return URLSessionTransportTask(state: state, queue: queue)
     }
 }

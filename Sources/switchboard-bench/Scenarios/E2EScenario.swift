@@ -112,7 +112,7 @@ enum E2EScenario {
             }
             let observed = Switchboard(configuration: configuration)
             let observer = TerminalCounter()
-            observed.addObserver(observer, for: SmallGet.self, calling: TerminalCounter.changed)
+            observed.addObserver(observer, for: SmallGet.self, on: .main) { $0.changed($1) }
             let send: Variant = ("send + observer", { counter, _ in
                 while counter.take() {
                     let ok = await withCheckedContinuation { continuation in

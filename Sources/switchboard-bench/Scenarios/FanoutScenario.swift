@@ -25,7 +25,7 @@ final class BenchObserver: @unchecked Sendable {
 enum FanoutScenario {
     static func run(quick: Bool) async throws -> ScenarioResult {
         let rounds = quick ? 2 : 9
-        let event = RequestEvent<BenchEventRequest>.started(BenchEventRequest())
+        let event = RequestEvent<BenchEventRequest>(.started(BenchEventRequest()), sendID: 1)
         var figures: [Figure] = []
         for n in [1, 100, 10_000] {
             let deliveries = quick ? 100_000 : 3_000_000
@@ -33,7 +33,7 @@ enum FanoutScenario {
             let observers = (0..<n).map { _ in BenchObserver() }
 
             let switchboard = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
-            for observer in observers { switchboard.addObserver(observer, for: BenchEventRequest.self, calling: BenchObserver.changed) }
+            for observer in observers { switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) } }
 
             let closures: [(RequestEvent<BenchEventRequest>) -> Void] = observers.map { observer in { observer.changed($0) } }
             // What any registry that must not keep its observers alive pays at least: a weak load per call.

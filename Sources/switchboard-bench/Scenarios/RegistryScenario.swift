@@ -19,7 +19,7 @@ enum RegistryScenario {
         if ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] == "one thread" {
             for _ in 0..<rounds {
                 let rate = pairsPerSecond(pairs) {
-                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate, calling: BenchObserver.changed).cancel()
+                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) }.cancel()
                 }
                 print("one thread: \(Int(rate)) pairs/s")
             }
@@ -39,12 +39,12 @@ enum RegistryScenario {
                 center.removeObserver(token)
             })
             single.append(pairsPerSecond(pairs) {
-                switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate, calling: BenchObserver.changed).cancel()
+                switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) }.cancel()
             })
             let start = now()
             DispatchQueue.concurrentPerform(iterations: 2) { _ in
                 for _ in 0..<(pairs / 2) {
-                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate, calling: BenchObserver.changed).cancel()
+                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) }.cancel()
                 }
             }
             contended.append(Double(pairs / 2 * 2) / (Double(now() - start) / 1e9))
@@ -54,7 +54,7 @@ enum RegistryScenario {
         }
         return ScenarioResult(
             scenario: "registry",
-            note: "addObserver(_:for:on:calling:) then token.cancel(), \(pairs) pairs a round, \(rounds) rounds; NotificationCenter's block add/remove for reference.",
+            note: "addObserver(_:for:on:handler:) then token.cancel(), \(pairs) pairs a round, \(rounds) rounds; NotificationCenter's block add/remove for reference.",
             figures: [
                 Figure(name: "one thread", unit: "pairs/s", candidate: single, baseline: centerSingle, baselineName: "NotificationCenter", target: "≥ 8 M"),
                 Figure(name: "one thread vs the floor", unit: "pairs/s", candidate: single, baseline: floorSingle, baselineName: "locked weak-token array"),

@@ -20,7 +20,7 @@ final class Listener: Sendable {
     }
 
     static func name<R>(_ event: RequestEvent<R>) -> String {
-        switch event {
+        switch event.kind {
         case .started: "started"
         case .progress: "progress"
         case .succeeded: "succeeded"

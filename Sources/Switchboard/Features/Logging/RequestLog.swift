@@ -8,11 +8,13 @@ final class RequestLog: Sendable {
     let id: UInt64
     let mode: LogMode
     let logger: any NetworkLogger
+    let redaction: Redaction
     private let start = DispatchTime.now().uptimeNanoseconds
     private let method = Locked<String?>(nil)
     private let url = Locked<String?>(nil)
 
-    init(id: UInt64, mode: LogMode, logger: any NetworkLogger) {
+    init(id: UInt64, mode: LogMode, logger: any NetworkLogger, redaction: Redaction) {
+        self.redaction = redaction
         self.id = id
         self.mode = mode
         self.logger = logger
@@ -21,21 +23,21 @@ final class RequestLog: Sendable {
     /// The request line: method, URL, headers and parameters (debug only).
     func started(_ request: URLRequest) {
         let method = request.httpMethod ?? "GET"
-        let url = request.url.map(Redaction.redact) ?? "(no URL)"
+        let url = request.url.map(redaction.redact) ?? "(no URL)"
         self.method.withLock { $0 = method }
         self.url.withLock { $0 = url }
         guard mode == .debug else { return }
         var lines = ["→ \(method) \(url)"]
         let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }.map { name, value in
-            "\(name): \(Redaction.isSecretHeader(name) ? Redaction.placeholder : value)"
+            "\(name): \(redaction.shown(header: name, value: value))"
         }
         if !headers.isEmpty { lines.append("  headers: " + headers.joined(separator: "; ")) }
         if let query = request.url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems }), !query.isEmpty {
-            let parameters = query.map { "\($0.name)=\(Redaction.isSecretParameter($0.name) ? Redaction.placeholder : $0.value ?? "")" }
+            let parameters = query.map { "\($0.name)=\(redaction.isSecret($0.name) ? Redaction.placeholder : $0.value ?? "")" }
             lines.append("  parameters: " + parameters.joined(separator: "&"))
         }
         if let body = request.httpBody, !body.isEmpty {
-            lines.append("  body: " + Redaction.preview(body, contentType: request.value(forHTTPHeaderField: "Content-Type")))
+            lines.append("  body: " + redaction.preview(body, contentType: request.value(forHTTPHeaderField: "Content-Type")))
         }
         logger.log(LogRecord(level: .debug, requestID: id, message: lines.joined(separator: "\n")))
     }
@@ -44,7 +46,7 @@ final class RequestLog: Sendable {
     func retrying(attempt: Int, after delay: TimeInterval, because error: NetworkError) {
         guard mode != .off else { return }
         let wait = String(format: "%.2f", delay)
-        logger.log(LogRecord(level: .info, requestID: id, message: "↻ attempt \(attempt) in \(wait) s after: \(Redaction.describe(error))"))
+        logger.log(LogRecord(level: .info, requestID: id, message: "↻ attempt \(attempt) in \(wait) s after: \(redaction.describe(error))"))
     }
 
     /// The result line: status, duration, body preview (debug), or the error.
@@ -56,13 +58,13 @@ final class RequestLog: Sendable {
         switch result {
         case .success(let response):
             guard mode == .debug else { return }
-            let preview = Redaction.preview(response.data, contentType: response.httpResponse.value(forHTTPHeaderField: "Content-Type"))
+            let preview = redaction.preview(response.data, contentType: response.httpResponse.value(forHTTPHeaderField: "Content-Type"))
             logger.log(LogRecord(level: .debug, requestID: id, message: "← \(response.statusCode) \(what) (\(duration))\n  response: \(preview)"))
         case .failure(.cancelled):
             guard mode == .debug else { return }
             logger.log(LogRecord(level: .debug, requestID: id, message: "✕ cancelled \(what) (\(duration))"))
         case .failure(let error):
-            logger.log(LogRecord(level: .error, requestID: id, message: "✕ \(what) failed (\(duration)): \(Redaction.describe(error))"))
+            logger.log(LogRecord(level: .error, requestID: id, message: "✕ \(what) failed (\(duration)): \(redaction.describe(error))"))
         }
     }
 }

@@ -28,7 +28,8 @@ public struct RetryPolicy: Sendable, Hashable {
     public var retryableStatusCodes: Set<Int>
     /// Transport errors worth retrying.
     public var retryableURLErrorCodes: Set<Int>
-    /// Whether an overall-deadline timeout is retried.
+    /// Whether timeouts are retried: the attempt's deadline (``NetworkError/timedOut(after:)``) and the
+    /// idle timeout (``NetworkError/idleTimeout(after:)``).
     public var retriesTimeouts: Bool
     /// Whether `POST`, `PATCH` and other non-idempotent methods are retried.
     public var retriesNonIdempotentRequests: Bool
@@ -75,9 +76,10 @@ public struct RetryPolicy: Sendable, Hashable {
         return copy
     }
 
-    /// Connection lost, cannot connect, DNS failure, not connected, idle timeout.
+    /// Connection lost, cannot connect, DNS failure, not connected. (Timeouts are governed by
+    /// ``retriesTimeouts``.)
     public static let transientURLErrorCodes: Set<Int> = [
-        URLError.Code.timedOut, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost,
+        URLError.Code.networkConnectionLost, .cannotConnectToHost, .cannotFindHost,
         .dnsLookupFailed, .notConnectedToInternet,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
@@ -99,7 +101,7 @@ public struct RetryPolicy: Sendable, Hashable {
             return backoff(afterAttempt: attempt)
         case .transport(let urlError) where retryableURLErrorCodes.contains(urlError.code.rawValue):
             return backoff(afterAttempt: attempt)
-        case .timedOut where retriesTimeouts:
+        case .timedOut where retriesTimeouts, .idleTimeout where retriesTimeouts:
             return backoff(afterAttempt: attempt)
         default:
             return nil

@@ -9,7 +9,8 @@
 public struct Validation: Sendable, Hashable {
     /// Status codes that count as success; `nil` uses ``Configuration/acceptableStatusCodes``.
     public var statusCodes: StatusCodes?
-    /// Acceptable MIME types of a JSON body; `nil` uses ``Configuration/acceptableContentTypes``; empty accepts any.
+    /// Acceptable MIME types of a JSON body; `nil` uses ``Configuration/acceptableContentTypes``.
+    /// `*/*` accepts any type, `type/*` any subtype; an empty set accepts none.
     public var contentTypes: Set<String>?
     /// The shape the decoded JSON must have; `nil` checks nothing.
     public var shape: JSONShape?
@@ -38,10 +39,16 @@ public struct Validation: Sendable, Hashable {
         return copy
     }
 
-    /// A copy that accepts these MIME types (instead of the configuration's); empty accepts any.
+    /// A copy that accepts these MIME types (instead of the configuration's). `type/*` accepts any
+    /// subtype; an empty set accepts none (use ``acceptingAnyContentType()`` for any).
     public func acceptingContentTypes(_ types: Set<String>) -> Validation {
         var copy = self
         copy.contentTypes = types
         return copy
+    }
+
+    /// A copy that accepts a body of any content type, or none, as JSON.
+    public func acceptingAnyContentType() -> Validation {
+        acceptingContentTypes(Configuration.anyContentType)
     }
 }
