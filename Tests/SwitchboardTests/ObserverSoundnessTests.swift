@@ -1,0 +1,151 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+import LoopbackServer
+@testable import Switchboard
+
+/// The observer API under Swift 6 data-race checking: what must not compile, what must compile
+/// cleanly, and where callbacks run.
+@Suite(.timeLimit(.minutes(2))) struct ObserverSoundnessTests {
+    /// Declarations every snippet shares: a request, a main-actor view model, a plain class with a
+    /// mutable counter, a thread-safe class and an actor.
+    static let prelude = """
+        import Dispatch
+        import Switchboard
+
+        struct Ping: Request { var path: String { "/ping" } }
+        @MainActor final class ViewModel {
+            var count = 0
+            func changed(_ event: RequestEvent<Ping>) { count += 1 }
+        }
+        final class Plain {
+            var count = 0
+            func changed(_ event: RequestEvent<Ping>) { count += 1 }
+        }
+        final class Metrics: Sendable {
+            func changed(_ event: RequestEvent<Ping>) {}
+        }
+        actor Store {
+            var count = 0
+            nonisolated func changed(_ event: RequestEvent<Ping>) { Task { await self.bump() } }
+            func bump() { count += 1 }
+        }
+        let bg = DispatchQueue(label: "bg")
+
+        """
+
+    /// Registrations that would let a data race through; each must be a compile error.
+    static let mustNotCompile: [(name: String, code: String)] = [
+        ("main-actor method reference delivered on a background queue", """
+            @MainActor func f(vm: ViewModel) {
+                Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg), calling: ViewModel.changed)
+            }
+            """),
+        ("non-Sendable observer's method on a background queue", """
+            func f(plain: Plain) {
+                Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg), calling: Plain.changed)
+            }
+            """),
+        ("non-Sendable observer in a closure on a background queue", """
+            func f(plain: Plain) {
+                Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg)) { plain, _ in plain.count += 1 }
+            }
+            """),
+        ("non-Sendable observer delivered immediately", """
+            func f(plain: Plain) {
+                Switchboard.shared.addObserver(plain, for: Ping.self, on: .immediate) { plain, _ in plain.count += 1 }
+            }
+            """),
+        ("main-actor closure on a background queue", """
+            @MainActor func f(vm: ViewModel) {
+                Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg)) { vm, _ in vm.count += 1 }
+            }
+            """),
+        ("non-Sendable observer registered off the main actor", """
+            func f(plain: Plain) {
+                Switchboard.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
+            }
+            """),
+        ("closure formed in main-actor code, touching main-actor state, on another queue", """
+            @MainActor var shown = 0
+            @MainActor func f(metrics: Metrics) {
+                Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in shown += 1 }
+            }
+            """),
+    ]
+
+    /// What users write; it must compile without a warning.
+    static let mustCompile = """
+        @MainActor final class ProfileScreen {
+            var names: [String] = []
+            init() {
+                Switchboard.shared.addObserver(self, for: Ping.self, calling: ProfileScreen.changed)
+                Switchboard.shared.addObserver(self, for: Ping.self) { screen, event in screen.names.append("\\(event.sendID)") }
+            }
+            func changed(_ event: RequestEvent<Ping>) {
+                if case .succeeded(let response) = event.kind { names.append(response.json["name"].string ?? "") }
+            }
+        }
+        @MainActor func fromMainActor(plain: Plain, metrics: Metrics, store: Store) {
+            Switchboard.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
+            Switchboard.shared.addObserver(plain, for: Ping.self) { plain, _ in plain.count += 1 }
+            Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { metrics, event in metrics.changed(event) }
+            Switchboard.shared.addObserver(store, for: Ping.self, on: .immediate) { store, event in store.changed(event) }
+        }
+        func fromAnywhere(vm: ViewModel, metrics: Metrics) {
+            Switchboard.shared.addObserver(vm, for: Ping.self, calling: ViewModel.changed)
+            Switchboard.shared.addObserver(metrics, for: Ping.self, on: .main) { metrics, event in metrics.changed(event) }
+        }
+        func fromAsync(plain: Plain) async {
+            await Switchboard.shared.addObserver(Plain(), for: Ping.self, calling: Plain.changed)
+        }
+        """
+
+    @Test(arguments: mustNotCompile.map(\.name))
+    func unsafeRegistrationsDoNotCompile(name: String) throws {
+        let code = try #require(Self.mustNotCompile.first { $0.name == name }?.code)
+        let outcome = try TypeChecker.check(Self.prelude + code)
+        #expect(outcome.status != 0, "compiled, but must not: \(name)")
+        #expect(!outcome.errors.isEmpty, "\(name): \(outcome.output)")
+    }
+
+    @Test func theDocumentedFormsCompileWithoutWarnings() throws {
+        let outcome = try TypeChecker.check(Self.prelude + Self.mustCompile)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.warnings.isEmpty, "\(outcome.warnings)")
+    }
+
+    @Test func aMainActorObserverRegisteredFromElsewhereRunsOnTheMainActor() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let model = MainActorListener()
+            // A nonisolated context: the main-actor form is chosen, and delivery is on the main actor
+            // (`MainActorListener.heard` asserts its isolation).
+            client.addObserver(model, for: Ping.self, calling: MainActorListener.heard)
+            _ = try await client.response(for: Ping())
+            #expect(await eventually { await model.events == ["started", "succeeded"] })
+        }
+    }
+
+    @Test @MainActor func aPlainObjectRegisteredFromTheMainActorStaysOnIt() async throws {
+        final class Counter {
+            let onMain = Box<[Bool]>([])
+            func changed(_ event: RequestEvent<Ping>) { onMain.mutate { $0.append(DispatchQueue.getSpecific(key: mainKey) == "main") } }
+        }
+        DispatchQueue.main.setSpecific(key: mainKey, value: "main")
+        let server = try LoopbackServer.standard()
+        let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL })
+        let counter = Counter()
+        client.addObserver(counter, for: Ping.self, calling: Counter.changed)
+        _ = try? await client.response(for: Ping())
+        let log = counter.onMain
+        #expect(await eventually { log.value.count == 2 })
+        #expect(log.value == [true, true])
+        await stopOffPool(server)
+    }
+}
+
+private let mainKey = DispatchSpecificKey<String>()

@@ -1,0 +1,140 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// What one hop of a redirect chain looked like at the server.
+struct Hop: Sendable, Equatable, CustomStringConvertible {
+    var host: String
+    var method: String
+    var body: String
+    var contentType: String?
+    var authorization: String?
+    var cookie: String?
+    var description: String { "\(method)@\(host) body=\(body.debugDescription) ct=\(contentType ?? "-") auth=\(authorization ?? "-") cookie=\(cookie ?? "-")" }
+}
+
+/// Redirect chains hop by hop, checked against RFC 9110 §15.4 and what browsers do: each hop is built
+/// from the hop before it, and credentials never cross an origin.
+@Suite(.timeLimit(.minutes(1))) struct RedirectChainTests {
+    /// Installs `/chain?steps=302,307x,…&i=N`: answers step N with its status and a Location to step
+    /// N+1 (`x`: on `localhost`, another origin; `o`: back on 127.0.0.1), and the last step with 200.
+    /// Records every hop; `cookie` steps (`c`) also set a cookie.
+    static func installChain(on server: LoopbackServer, hops: Box<[Hop]>) {
+        server.route(nil, "/chain") { request in
+            hops.mutate {
+                $0.append(Hop(host: request.header("Host") ?? "?", method: request.method, body: request.bodyText ?? "",
+                              contentType: request.header("Content-Type"), authorization: request.header("Authorization"),
+                              cookie: request.header("Cookie")))
+            }
+            let steps = (request.queryItems["steps"] ?? "").split(separator: ",").map(String.init)
+            let index = Int(request.queryItems["i"] ?? "0") ?? 0
+            guard index < steps.count else { return .json(["done": true]) }
+            let step = steps[index]
+            let status = Int(step.prefix(3)) ?? 302
+            let host = step.contains("x") ? "localhost" : "127.0.0.1"
+            let location = "http://\(host):\(server.port)/chain?steps=\(steps.joined(separator: ","))&i=\(index + 1)"
+            var headers = [("Location", location), ("Content-Type", "application/json")]
+            if step.contains("c") { headers.append(("Set-Cookie", "hop\(index)=yes; Path=/")) }
+            return ServerResponse(status: status, headers: headers, body: .data(Data("{}".utf8)))
+        }
+    }
+
+    struct Post: Request {
+        var steps: String
+        var method: HTTPMethod = .post
+        var path: String { "/chain?steps=\(steps)&i=0" }
+        var body: RequestBody? { method == .post || method == .put ? .text("payload", contentType: "text/plain") : nil }
+        var headers: HTTPHeaders { ["Authorization": "Bearer secret"] }
+    }
+
+    /// Sends a POST (body `payload`, a bearer token) down `steps` and returns the hops the server saw.
+    func hops(_ steps: String, method: HTTPMethod = .post, cookies: CookiePolicy = .inMemory) async throws -> [Hop] {
+        try await withServer { server in
+            let hops = Box<[Hop]>([])
+            Self.installChain(on: server, hops: hops)
+            let client = makeClient(server) { $0.cookies = cookies }
+            _ = try await client.response(for: Post(steps: steps, method: method))
+            return hops.value
+        }
+    }
+
+    @Test func post302Then307ArrivesAsAGetWithoutABody() async throws {
+        let hops = try await hops("302,307")
+        #expect(hops.map(\.method) == ["POST", "GET", "GET"], "\(hops)")
+        #expect(hops.map(\.body) == ["payload", "", ""])
+        #expect(hops[1].contentType == nil && hops[2].contentType == nil, "a GET keeps no body headers: \(hops)")
+    }
+
+    @Test func post307Then302KeepsTheBodyOnceThenBecomesAGet() async throws {
+        let hops = try await hops("307,302")
+        #expect(hops.map(\.method) == ["POST", "POST", "GET"], "\(hops)")
+        #expect(hops.map(\.body) == ["payload", "payload", ""])
+        #expect(hops[1].contentType == "text/plain")
+    }
+
+    @Test func post303Then307StaysAGet() async throws {
+        let hops = try await hops("303,307")
+        #expect(hops.map(\.method) == ["POST", "GET", "GET"], "\(hops)")
+        #expect(hops.map(\.body) == ["payload", "", ""])
+    }
+
+    @Test func post301BecomesAGet() async throws {
+        let hops = try await hops("301")
+        #expect(hops.map(\.method) == ["POST", "GET"], "\(hops)")
+        #expect(hops[1].body == "")
+    }
+
+    @Test func put301And302KeepTheirMethodAndBody() async throws {
+        let hops = try await hops("301,302", method: .put)
+        #expect(hops.map(\.method) == ["PUT", "PUT", "PUT"], "\(hops)")
+        #expect(hops.map(\.body) == ["payload", "payload", "payload"])
+    }
+
+    @Test func post308Then303BecomesAGetOnlyAtTheSeeOther() async throws {
+        let hops = try await hops("308,303")
+        #expect(hops.map(\.method) == ["POST", "POST", "GET"], "\(hops)")
+        #expect(hops.map(\.body) == ["payload", "payload", ""])
+    }
+
+    @Test func credentialsAreDroppedAtTheFirstCrossOriginHopAndNeverComeBack() async throws {
+        // 127.0.0.1 → 127.0.0.1 → localhost → 127.0.0.1 → 127.0.0.1
+        let hops = try await hops("307,307x,307o,302")
+        #expect(hops.map(\.host.first) == ["1", "1", "l", "1", "1"], "\(hops)")
+        #expect(hops.map(\.authorization) == ["Bearer secret", "Bearer secret", nil, nil, nil], "\(hops)")
+        #expect(hops.map(\.method) == ["POST", "POST", "POST", "POST", "GET"])
+        #expect(hops.map(\.body) == ["payload", "payload", "payload", "payload", ""])
+    }
+
+    @Test func aCookieSetByARedirectIsSentOnTheNextHop() async throws {
+        let hops = try await hops("302c,302")
+        #expect(hops[0].cookie == nil)
+        #expect(hops[1].cookie == "hop0=yes", "\(hops)")
+        #expect(hops[2].cookie == "hop0=yes", "\(hops)")
+    }
+
+    @Test func withCookiesOffNoCookieIsSent() async throws {
+        let hops = try await hops("302c,302", cookies: CookiePolicy.none)
+        #expect(hops.allSatisfy { $0.cookie == nil }, "\(hops)")
+    }
+
+    @Test func theRedirectRuleIsAppliedToTheCurrentHop() {
+        // Unit level: the rule reads the hop before it, never the original request.
+        var post = URLRequest(url: URL(string: "http://a.test/1")!)
+        post.httpMethod = "POST"
+        post.httpBody = Data("x".utf8)
+        post.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+        post.setValue("Bearer t", forHTTPHeaderField: "Authorization")
+        let second = RedirectPolicy.next(after: post, status: 302, to: URL(string: "http://a.test/2")!)
+        #expect(second.httpMethod == "GET" && second.httpBody == nil && second.value(forHTTPHeaderField: "Content-Type") == nil)
+        let third = RedirectPolicy.next(after: second, status: 307, to: URL(string: "http://b.test/3")!)
+        #expect(third.httpMethod == "GET" && third.httpBody == nil)
+        #expect(third.value(forHTTPHeaderField: "Authorization") == nil)
+        let back = RedirectPolicy.next(after: third, status: 307, to: URL(string: "http://a.test/4")!)
+        #expect(back.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(RedirectPolicy.needsManualFollow(RedirectPolicy.next(after: post, status: 308, to: URL(string: "http://a.test/5")!)))
+    }
+}
