@@ -22,7 +22,7 @@ var package = Package(
         .target(name: "LoopbackServer"),
         .executableTarget(name: "loopback-server", dependencies: ["LoopbackServer"]),
         .executableTarget(name: "Demo", dependencies: ["Switchboard", "LoopbackServer"], path: "Demo"),
-        .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard"]),
+        .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard", "LoopbackServer"]),
         .testTarget(
             name: "SwitchboardTests",
             dependencies: ["Switchboard", "SwitchboardTesting", "LoopbackServer", "Demo"]

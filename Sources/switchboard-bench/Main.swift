@@ -17,6 +17,7 @@ struct Bench {
 
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "--serve" { ServeMode.run() }
         let quick = arguments.contains("--quick")
         arguments.removeAll { $0 == "--quick" }
         var jsonPath: String?

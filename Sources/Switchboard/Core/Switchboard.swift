@@ -36,6 +36,8 @@ public final class Switchboard: Sendable {
         var transport: (any Transport)?
         /// The settings the transport was created with; `nil` when it was given to `init`.
         var transportSettings: TransportSettings?
+        /// The in-memory cookie jar (``CookiePolicy/inMemory``), kept across new transports.
+        var cookieJar: HTTPCookieStorage?
         var nextID: UInt64 = 1
     }
 
@@ -151,7 +153,8 @@ public final class Switchboard: Sendable {
         if ownsTransport {
             let settings = TransportSettings(state.configuration)
             if state.transport == nil || state.transportSettings != settings {
-                state.transport = URLSessionTransport(configuration: state.configuration)
+                if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
+                state.transport = URLSessionTransport(configuration: state.configuration, cookieJar: state.cookieJar)
                 state.transportSettings = settings
             }
         }

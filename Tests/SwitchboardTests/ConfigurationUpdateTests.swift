@@ -1,0 +1,108 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// Configuration that can't race: an atomic update that runs no user code under a lock, and transport
+/// settings that apply after the first send.
+@Suite(.timeLimit(.minutes(1))) struct ConfigurationUpdateTests {
+    @Test func anUpdateMayReadTheConfigurationItChanges() async {
+        let client = Switchboard()
+        // It used to run under the dispatcher's lock, so reading `configuration` inside it deadlocked.
+        let done = await runDetached(timeout: 5) {
+            client.updateConfiguration { $0.timeout = client.configuration.timeout * 2 }
+        }
+        #expect(done)
+        #expect(client.configuration.timeout == 120)
+    }
+
+    @Test func anUpdateMaySendAndUpdateAgainFromInsideItsClosure() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let done = await runDetached(timeout: 5) {
+                client.updateConfiguration { configuration in
+                    configuration.defaultHeaders["X-Outer"] = "1"
+                    client.send(Get("/echo"))
+                }
+            }
+            #expect(done)
+            #expect(client.configuration.defaultHeaders["X-Outer"] == "1")
+        }
+    }
+
+    @Test func concurrentUpdatesLoseNothing() async {
+        let client = Switchboard()
+        let writers = 8, each = 150
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    for n in 0..<each {
+                        client.updateConfiguration { $0.defaultHeaders["X-\(writer)-\(n)"] = "v" }
+                    }
+                }
+            }
+        }
+        #expect(client.configuration.defaultHeaders.count == writers * each)
+    }
+
+    @Test func transportSettingsChangedAfterTheFirstSendApply() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            _ = try await client.response(for: Get("/set-cookie"))
+            let before = try await client.response(for: Echo())
+            #expect(before.json["headers"]["Cookie"] == "session=abc")
+            client.updateConfiguration { $0.cookies = .none }
+            let after = try await client.response(for: Echo())
+            #expect(after.json["headers"]["Cookie"].isNull, "a new session without cookies: \(after.json["headers"])")
+            // The in-memory jar belongs to the dispatcher: turning cookies back on finds it again.
+            client.updateConfiguration { $0.cookies = .inMemory }
+            let again = try await client.response(for: Echo())
+            #expect(again.json["headers"]["Cookie"] == "session=abc")
+        }
+    }
+
+    @Test func aTransportOfYourOwnIsWarnedAboutInsteadOfIgnoredSilently() async throws {
+        try await withServer { server in
+            let logger = CapturingLogger()
+            let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL; $0.logger = logger }, transport: URLSessionTransport())
+            _ = try await client.response(for: Echo())
+            client.updateConfiguration { $0.maximumConnectionsPerHost = 2 }
+            #expect(logger.text.contains("transport settings changed"))
+            client.updateConfiguration { $0.timeout = 5 }  // not a transport setting: no second warning
+            #expect(logger.records.value.count == 1)
+        }
+    }
+
+    @Test func eachSendUsesTheConfigurationAsItWasWhenSent() async throws {
+        try await withServer { server in
+            let seen = Box<[String]>([])
+            server.route(nil, "/slow-echo") { request in
+                request.sleep(seconds: 0.2)
+                seen.mutate { $0.append(request.header("X-Version") ?? "-") }
+                return .json(["ok": true])
+            }
+            let client = makeClient(server) { $0.defaultHeaders = ["X-Version": "1"] }
+            async let first = client.response(for: Get("/slow-echo"))
+            try await Task.sleep(nanoseconds: 50_000_000)
+            client.updateConfiguration { $0.defaultHeaders = ["X-Version": "2"] }
+            _ = try await client.response(for: Get("/slow-echo"))
+            _ = try await first
+            #expect(seen.value.sorted() == ["1", "2"])
+        }
+    }
+}
+
+/// Runs `work` on a thread of its own; returns whether it finished within `timeout` seconds (a
+/// deadlock shows as `false` instead of hanging the suite).
+func runDetached(timeout: TimeInterval, _ work: @escaping @Sendable () -> Void) async -> Bool {
+    let finished = Box(false)
+    Thread.detachNewThread {
+        work()
+        finished.mutate { $0 = true }
+    }
+    return await eventually(timeout: timeout) { finished.value }
+}
