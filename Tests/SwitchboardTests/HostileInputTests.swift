@@ -1,0 +1,111 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// Bad input and hostile servers: each ends in a specific typed error within a bounded time, with
+/// nothing sent for a request that can't be sent safely.
+@Suite(.timeLimit(.minutes(2))) struct HostileInputTests {
+    struct Method: Request {
+        var method: HTTPMethod
+        var path: String { "/echo" }
+    }
+
+    @Test(arguments: ["GET /x HTTP/1.1\r\nX-Injected: yes\r\nX-Pad: x", "GET\n", "GE T", "", "PO\u{0}ST", "GÉT"])
+    func aMethodThatIsNotATokenIsNeverSent(raw: String) async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let error = await client.result(Method(method: HTTPMethod(rawValue: raw))).failure
+            #expect(error?.isInvalidRequest == true, "\(String(describing: error))")
+            // The same method in a custom URLRequest.
+            var custom = URLRequest(url: server.url("/echo"))
+            custom.httpMethod = raw.isEmpty ? "BAD METHOD" : raw
+            let customError = await client.result(Custom(urlRequest: custom)).failure
+            #expect(customError?.isInvalidRequest == true, "\(String(describing: customError))")
+            #expect(server.totalRequests == 0)
+        }
+        #expect(HTTPMethod("PROPFIND").isToken && HTTPMethod.get.isToken)
+    }
+
+    @Test func aCustomRequestWithAnInvalidHeaderFailsWhicheverWayItWasSet() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            var byDictionary = URLRequest(url: server.url("/echo"))
+            byDictionary.allHTTPHeaderFields = ["X-Test": "a\r\nX-Injected: yes"]
+            var byName = URLRequest(url: server.url("/echo"))
+            byName.setValue("v", forHTTPHeaderField: "X-Bad\r\nX-Injected: yes")
+            for request in [byDictionary, byName] {
+                let error = await client.result(Custom(urlRequest: request)).failure
+                #expect(error?.isInvalidRequest == true, "\(String(describing: error))")
+            }
+            #expect(server.totalRequests == 0)
+        }
+    }
+
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x", "data:text/plain,hi", "mailto:a@b.c", "javascript:alert(1)"])
+    func aPathWithAnotherSchemeIsRefusedNotSentAsARelativePath(path: String) async throws {
+        try await withServer { server in
+            let error = await makeClient(server).result(Get(path)).failure
+            #expect(error?.invalidReason?.contains("scheme") == true, "\(String(describing: error))")
+            #expect(server.totalRequests == 0)
+        }
+    }
+
+    @Test func responseHeadersAreCopiedInLinearTimeAndDelayNoOtherDeadline() async throws {
+        // Unit level: 10,000 distinct headers, and 10,000 with one name (each replacing the last).
+        let url = URL(string: "http://127.0.0.1/x")!
+        var fields: [String: String] = [:]
+        for n in 0..<10_000 { fields["X-H\(n)"] = "v\(n)" }
+        let response = try #require(HTTPURLResponse(url: url, statusCode: 500, httpVersion: "HTTP/1.1", headerFields: fields))
+        #expect(HTTPHeaders(response).count == 10_000)
+        let same = HTTPHeaders((0..<10_000).map { HTTPHeaders.Field(name: $0.isMultiple(of: 2) ? "x-a" : "X-A", value: "\($0)") })
+        #expect(same.count == 1 && same["X-A"] == "9999")
+
+        // On the wire: an error response with 10,000 headers, while another send's 0.5 s deadline runs.
+        try await withServer { server in
+            server.route(nil, "/many-headers") { _ in
+                ServerResponse(status: 500, headers: (0..<10_000).map { ("X-H\($0)", "v") }, body: .data(Data("{}".utf8)))
+            }
+            server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
+            let client = makeClient(server)
+            let started = Date()
+            async let many = client.result(Get("/many-headers"))
+            async let never = client.result(Get("/never").with(\.timeout, 0.5))
+            let (manyResult, neverResult) = await (many, never)
+            let neverError = neverResult.failure
+            guard case .timedOut = neverError else {
+                Issue.record("expected timedOut, got \(String(describing: neverError))")
+                return
+            }
+            #expect(manyResult.failure?.statusCode == 500)
+            #expect(manyResult.failure?.errorResponse?.headers.count ?? 0 >= 10_000)
+            #expect(Date().timeIntervalSince(started) < 30)
+        }
+    }
+
+    /// A raw answer, with the URLError code it must map to.
+    static let brokenBodies: [(name: String, bytes: String, code: URLError.Code)] = [
+        ("truncated chunked body", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n", .networkConnectionLost),
+        ("bad chunk size", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", .cannotParseResponse),
+        ("corrupt gzip", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 12\r\n\r\nnot gzip!!!!", .cannotDecodeContentData),
+        ("close mid-body with a Content-Length", "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":1", .networkConnectionLost),
+    ]
+
+    @Test(arguments: brokenBodies.map(\.name))
+    func aBrokenBodyIsASpecificTransportError(name: String) async throws {
+        let broken = try #require(Self.brokenBodies.first { $0.name == name })
+        try await withServer { server in
+            server.route(nil, "/broken") { _ in ServerResponse(status: 200, body: .raw(Data(broken.bytes.utf8))) }
+            let error = await makeClient(server).result(Get("/broken")).failure
+            guard case .transport(let urlError) = error else {
+                Issue.record("\(name): expected a transport error, got \(String(describing: error))")
+                return
+            }
+            #expect(urlError.code == broken.code, "\(name): \(urlError.code.rawValue) \(urlError.localizedDescription)")
+        }
+    }
+}
