@@ -1,0 +1,134 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// A transport that accepts every transfer and never reports anything, not even a cancel: the worst
+/// case a deadline must survive.
+final class SilentTransport: Transport {
+    let performed = Box(0)
+    let cancelled = Box(0)
+
+    func perform(
+        _ request: URLRequest,
+        options: TransferOptions,
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
+    ) -> any TransportTask {
+        performed.mutate { $0 += 1 }
+        return SilentTask(cancelled: cancelled)
+    }
+
+    struct SilentTask: TransportTask {
+        let cancelled: Box<Int>
+        func cancel() { cancelled.mutate { $0 += 1 } }
+    }
+}
+
+/// Deadlines are kept above the transport: a send ends in exactly one terminal event within about its
+/// deadline, whatever the transport and the server do.
+@Suite(.timeLimit(.minutes(2))) struct DeadlineTests {
+    @Test func aTransportThatNeverCallsBackStillEndsInTimedOut() async {
+        let transport = SilentTransport()
+        let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let started = Date()
+        let error = await client.result(Get("/x").with(\.timeout, 0.3)).failure
+        guard case .timedOut(let after) = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(after == 0.3)
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(transport.cancelled.value == 1, "the transfer is told to stop")
+        #expect(client.inFlightCount == 0)
+    }
+
+    @Test func aTimedOutAttemptIsRetriedByThePolicy() async {
+        let transport = SilentTransport()
+        let client = Switchboard(configuration: Configuration {
+            $0.baseURL = URL(string: "http://127.0.0.1:9")
+            $0.callbackQueue = .immediate
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0)
+        }, transport: transport)
+        let recorder = EventLog<Get>()
+        client.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
+        let error = await client.result(Get("/x").with(\.timeout, 0.2)).failure
+        guard case .timedOut = error else {
+            Issue.record("expected timedOut, got \(String(describing: error))")
+            return
+        }
+        #expect(transport.performed.value == 3)
+        #expect(recorder.events.last?.attempts == 3)
+        #expect(recorder.events.filter(\.isTerminal).count == 1)
+    }
+
+    @Test func aCancelTheTransportNeverReportsStillEndsInCancelled() async {
+        let transport = SilentTransport()
+        let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let result = Box<Result<Response<Get>, NetworkError>?>(nil)
+        let started = Date()
+        let handle = client.send(Get("/x").with(\.timeout, 60)) { value in result.mutate { $0 = value } }
+        handle.cancel()
+        #expect(await eventually(timeout: 5) { result.value != nil })
+        #expect(result.value?.failure?.isCancelled == true)
+        #expect(Date().timeIntervalSince(started) < 4, "within the cancel's grace period, not the 60 s deadline")
+    }
+
+    @Test func aReleasedDispatcherStillEndsItsSendsAgainstASilentTransport() async {
+        let transport = SilentTransport()
+        let result = Box<Result<Response<Get>, NetworkError>?>(nil)
+        do {
+            let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            client.send(Get("/x").with(\.timeout, 60)) { value in result.mutate { $0 = value } }
+        }
+        #expect(await eventually(timeout: 5) { result.value != nil })
+        #expect(result.value?.failure?.isCancelled == true)
+    }
+
+    /// The soak that would have caught the send that never ended: many short deadlines against a
+    /// server that never answers, mixed with successes and cancels, at concurrency 64. 600 sends in
+    /// the suite; `SWITCHBOARD_SOAK_SENDS=100000 swift test --filter soak` for the long run.
+    @Test func soakEverySendEndsOnceWithinItsDeadline() async throws {
+        try await withServer { server in
+            server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
+            let client = makeClient(server) { $0.maximumConnectionsPerHost = 64 }
+            let total = ProcessInfo.processInfo.environment["SWITCHBOARD_SOAK_SENDS"].flatMap(Int.init) ?? 600
+            let terminals = Box<[UInt64: Int]>([:])
+            let lateness = Box<[Double]>([])
+            client.addObserver(terminals, for: Get.self, on: .immediate) { box, event in
+                if event.isTerminal { box.mutate { $0[event.sendID, default: 0] += 1 } }
+            }
+            await withTaskGroup(of: Void.self) { group in
+                let next = Box(0)
+                for _ in 0..<64 {
+                    group.addTask {
+                        while true {
+                            let n = next.mutate { value -> Int in defer { value += 1 }; return value }
+                            guard n < total else { return }
+                            let start = Date()
+                            switch n % 4 {
+                            case 0, 1:
+                                _ = await client.result(Get("/never").with(\.timeout, 0.25))
+                                lateness.mutate { $0.append(Date().timeIntervalSince(start) - 0.25) }
+                            case 2:
+                                _ = await client.result(Get("/small"))
+                            default:
+                                let handle = client.send(Get("/never").with(\.timeout, 5))
+                                handle.cancel()
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(await eventually(timeout: 30) { terminals.value.count == total }, "\(total - terminals.value.count) sends never ended")
+            #expect(terminals.value.values.allSatisfy { $0 == 1 }, "a send with more than one terminal event")
+            // A hang shows as a send that never ends, not as slowness: this bound is generous.
+            #expect((lateness.value.max() ?? 0) < 10, "a deadline overran by \(lateness.value.max() ?? 0) s")
+            #expect(client.inFlightCount == 0)
+        }
+    }
+}
