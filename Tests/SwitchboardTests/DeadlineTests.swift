@@ -42,7 +42,8 @@ final class SilentTransport: Transport {
             return
         }
         #expect(after == 0.3)
-        #expect(Date().timeIntervalSince(started) < 5)
+        // A bound that only a hang can break (a loaded CI machine may be slow, never 60 s slow).
+        #expect(Date().timeIntervalSince(started) < 30)
         #expect(transport.cancelled.value == 1, "the transfer is told to stop")
         #expect(client.inFlightCount == 0)
     }
@@ -71,11 +72,11 @@ final class SilentTransport: Transport {
         let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         let started = Date()
-        let handle = client.send(Get("/x").with(\.timeout, 60)) { value in result.mutate { $0 = value } }
+        let handle = client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         handle.cancel()
-        #expect(await eventually(timeout: 5) { result.value != nil })
+        #expect(await eventually(timeout: 60) { result.value != nil })
         #expect(result.value?.failure?.isCancelled == true)
-        #expect(Date().timeIntervalSince(started) < 4, "within the cancel's grace period, not the 60 s deadline")
+        #expect(Date().timeIntervalSince(started) < 60, "within the cancel's grace period (1 s), not the 300 s deadline")
     }
 
     @Test func aReleasedDispatcherStillEndsItsSendsAgainstASilentTransport() async {
@@ -83,9 +84,9 @@ final class SilentTransport: Transport {
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         do {
             let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
-            client.send(Get("/x").with(\.timeout, 60)) { value in result.mutate { $0 = value } }
+            client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         }
-        #expect(await eventually(timeout: 5) { result.value != nil })
+        #expect(await eventually(timeout: 60) { result.value != nil })
         #expect(result.value?.failure?.isCancelled == true)
     }
 

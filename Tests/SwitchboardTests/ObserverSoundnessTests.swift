@@ -9,7 +9,8 @@ import LoopbackServer
 
 /// The observer API under Swift 6 data-race checking: what must not compile, what must compile
 /// cleanly, and where callbacks run.
-@Suite(.timeLimit(.minutes(2))) struct ObserverSoundnessTests {
+// Serialized: each check runs the compiler, and eight at once would starve the rest of the suite.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ObserverSoundnessTests {
     /// Declarations every snippet shares: a request, a main-actor view model, a plain class with a
     /// mutable counter, a thread-safe class and an actor.
     static let prelude = """

@@ -49,7 +49,7 @@ struct CustomWithCredentials: Request {
                 let log = Box<[String]>([])
                 let listener = Listener()
                 client.addObserver(listener, for: Get.self, on: .immediate) { _, event in log.mutate { $0.append(Listener.name(event)) } }
-                let request = Get("/drip?chunks=400&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+                let request = Get("/drip?chunks=3000&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
                 let handle = client.send(request)
                 #expect(await eventually { log.value.contains("progress") })
                 handle.cancel()
