@@ -28,6 +28,17 @@ struct GetImage: Request {
 }
 
 /// An endpoint that answers 500 with a JSON body.
+/// A request whose method is whatever it is given (the demo gives it one with a line break).
+struct OddMethod: Request {
+    var method: HTTPMethod
+    var path: String { "/echo" }
+}
+
+/// A path with another scheme than http(s).
+struct LocalFile: Request {
+    var path: String { "file:///etc/passwd" }
+}
+
 struct BrokenEndpoint: Request {
     var path: String { "/status/500" }
 }

@@ -14,5 +14,13 @@ enum ErrorScenarios {
                 transcript.check(error.errorResponse?.json?["message"].string == "status 500", "the body is kept: {\"message\": \"status 500\"}")
             }
         },
+        DemoRunner.Scenario(title: "Bad input fails before anything is sent") { transcript in
+            let injected = await Switchboard.shared.sendAndWait(OddMethod(method: HTTPMethod(rawValue: "GET /x HTTP/1.1\r\nX-Injected: yes")))
+            transcript.say("  a method with CR/LF: \(injected.failure.map { "\($0)" } ?? "sent (wrong)")")
+            transcript.check(injected.failure.map { if case .invalidRequest = $0 { true } else { false } } == true, "invalidRequest, nothing on the wire")
+            let local = await Switchboard.shared.sendAndWait(LocalFile())
+            transcript.say("  a file: path: \(local.failure.map { "\($0)" } ?? "sent (wrong)")")
+            transcript.check(local.failure.map { if case .invalidRequest = $0 { true } else { false } } == true, "other schemes are refused, not sent as a relative path")
+        },
     ]
 }

@@ -101,6 +101,18 @@ enum ObserverScenarios {
             transcript.check(weakObserver == nil, "the observer was deallocated, and nothing called it")
             transcript.check(Switchboard.shared.observerCount(for: GetUserInfo.self) == 0, "the registry pruned it")
         },
+        DemoRunner.Scenario(title: "Two sends of one type at once, told apart by their send id") { transcript in
+            let stream = Switchboard.shared.events(for: GetUserInfo.self)
+            let first = Switchboard.shared.send(GetUserInfo(id: "1"))
+            let second = Switchboard.shared.send(GetUserInfo(id: "2"))
+            var terminals: [UInt64: String] = [:]
+            for await event in stream {
+                if case .succeeded(let response) = event.kind { terminals[event.sendID] = response.json["user"]["id"].string }
+                if terminals.count == 2 { break }
+            }
+            transcript.say("  send #\(first.id) → user \(terminals[first.id] ?? "?"), send #\(second.id) → user \(terminals[second.id] ?? "?")")
+            transcript.check(terminals[first.id] == "1" && terminals[second.id] == "2", "each event names its send (RequestHandle.id == RequestEvent.sendID)")
+        },
         DemoRunner.Scenario(title: "The async form, and an event stream") { transcript in
             let stream = Switchboard.shared.events(for: GetUserInfo.self)
             do {

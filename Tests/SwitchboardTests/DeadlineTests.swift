@@ -128,7 +128,7 @@ final class SilentTransport: Transport {
             #expect(await eventually(timeout: 30) { terminals.value.count == total }, "\(total - terminals.value.count) sends never ended")
             #expect(terminals.value.values.allSatisfy { $0 == 1 }, "a send with more than one terminal event")
             // A hang shows as a send that never ends, not as slowness: this bound is generous.
-            #expect((lateness.value.max() ?? 0) < 10, "a deadline overran by \(lateness.value.max() ?? 0) s")
+            #expect((lateness.value.max() ?? 0) < 30, "a deadline overran by \(lateness.value.max() ?? 0) s")
             #expect(client.inFlightCount == 0)
         }
     }

@@ -106,15 +106,15 @@ import LoopbackServer
         """
 
     @Test(arguments: mustNotCompile.map(\.name))
-    func unsafeRegistrationsDoNotCompile(name: String) throws {
+    func unsafeRegistrationsDoNotCompile(name: String) async throws {
         let code = try #require(Self.mustNotCompile.first { $0.name == name }?.code)
-        let outcome = try TypeChecker.check(Self.prelude + code)
+        let outcome = try await TypeChecker.check(Self.prelude + code)
         #expect(outcome.status != 0, "compiled, but must not: \(name)")
         #expect(!outcome.errors.isEmpty, "\(name): \(outcome.output)")
     }
 
-    @Test func theDocumentedFormsCompileWithoutWarnings() throws {
-        let outcome = try TypeChecker.check(Self.prelude + Self.mustCompile)
+    @Test func theDocumentedFormsCompileWithoutWarnings() async throws {
+        let outcome = try await TypeChecker.check(Self.prelude + Self.mustCompile)
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.warnings.isEmpty, "\(outcome.warnings)")
     }

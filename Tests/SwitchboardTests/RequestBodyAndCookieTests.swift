@@ -13,7 +13,7 @@ struct BlockingHook: ResponseHook {
     let release: DispatchSemaphore
     func didSucceed(_ response: ResponseContext) throws(NetworkError) {
         started.signal()
-        _ = release.wait(timeout: .now() + 10)
+        _ = release.wait(timeout: .now() + 60)
     }
 }
 

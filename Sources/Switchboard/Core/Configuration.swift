@@ -116,9 +116,10 @@ public enum CallbackQueue: Sendable {
     /// A queue of yours. Use a serial queue so one observer sees one request's events in order.
     case queue(DispatchQueue)
     /// At once, on the thread that produced the event: Switchboard's serial transport queue for progress
-    /// and most results; the thread that called `send` for `started` and for a request that could not be
-    /// built; the thread that called `cancel()` for a send cancelled before its transfer started. Keep
-    /// such callbacks short.
+    /// and most results (a global queue for large bodies and when response hooks run); the thread that
+    /// called `send` for `started`, for a request that could not be built and for a cancel before the
+    /// first transfer; the thread that called `cancel()` between retries; the dispatcher's deadline
+    /// queue for a timeout. Keep such callbacks short.
     case immediate
 
     var dispatchQueue: DispatchQueue? {

@@ -221,9 +221,11 @@ public final class RequestHandle: Sendable, Hashable {
     /// Whether the send has finished: its terminal event is decided and being (or has been) delivered.
     public var isFinished: Bool { operation.isFinished }
 
-    /// Cancels the send. Observers and the completion get `cancelled` once, unless it already finished.
-    /// Safe from any thread, any number of times. Before the transfer starts (or between retries) the
-    /// event is delivered from this thread; during a transfer, from the transport's queue once it stopped.
+    /// Cancels the send. Observers and the completion get `cancelled` once (always after `started`),
+    /// unless it already finished. Safe from any thread, any number of times. Between retries the event
+    /// is delivered from this thread; before the first transfer, from the thread that sent it, right
+    /// after `started`; during a transfer, from the transport's queue once it stopped (or from the
+    /// dispatcher's deadline queue if the transport doesn't report within a second).
     public func cancel() { operation.cancel() }
 
     /// Whether both handles stand for the same send.

@@ -282,16 +282,21 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 return .none
             }
         }
+        // The delivery (user code for `.immediate` observers) leaves the sweeper's queue, so a slow
+        // callback can't hold up another send's deadline.
         switch action {
         case .none:
             break
         case .timeOut(let attempt, let task, let route):
             let timeout = request.timeout ?? configuration.timeout
-            // Ends the attempt as the transport would have (a retry may follow), then stops the transfer.
-            transferEnded(.failure(.timedOut(after: timeout)), attempt: attempt, route.request, on: route.transport)
-            task?.cancel()
+            DispatchQueue.global().async { [self] in
+                // Ends the attempt as the transport would have (a retry may follow; a second tick's
+                // call for the same attempt is ignored), then stops the transfer.
+                transferEnded(.failure(.timedOut(after: timeout)), attempt: attempt, route.request, on: route.transport)
+                task?.cancel()
+            }
         case .cancelled(let attempts):
-            complete(.failure(.cancelled), attempts: attempts)
+            DispatchQueue.global().async { [self] in complete(.failure(.cancelled), attempts: attempts) }
         }
     }
 

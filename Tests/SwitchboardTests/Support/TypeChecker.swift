@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Type-checks Swift snippets against the built `Switchboard` module with the toolchain's own
@@ -26,8 +27,18 @@ enum TypeChecker {
         return "/usr/bin/swiftc"
     }
 
-    /// Type-checks `source` (a whole file) and returns the compiler's status and output.
-    static func check(_ source: String) throws -> Outcome {
+    /// Type-checks `source` (a whole file) and returns the compiler's status and output. The compiler
+    /// is waited for on a global queue, not on Swift's cooperative pool (two threads on this machine),
+    /// so other tests keep running meanwhile.
+    static func check(_ source: String) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try checkBlocking(source) })
+            }
+        }
+    }
+
+    private static func checkBlocking(_ source: String) throws -> Outcome {
         guard let modules = modulesDirectory else { throw CheckerError("no Switchboard.swiftmodule beside \(CommandLine.arguments.first ?? "?")") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-typecheck-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -8,8 +8,8 @@ import FoundationNetworking
 ///
 /// Hooks run once per send, on the final result (after retries), in order: the configuration's, then
 /// the request's, before ``RequestAccessory/willStop(_:error:)`` and before any observer or closure
-/// hears the result. They run on the transport's queue (on the thread that called `send` when the
-/// request could not be built). A cancelled send skips them. Both methods have default implementations.
+/// hears the result. They run on a global dispatch queue, never on the transport's (so a slow hook
+/// delays no other transfer), or on the thread that called `send` when the request could not be built. A cancelled send skips them. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)
