@@ -112,3 +112,27 @@ struct BlockingHook: ResponseHook {
         }
     }
 }
+
+/// Where a large body is decoded: not on the transport's serial queue, which every other transfer's
+/// callbacks share.
+@Suite(.timeLimit(.minutes(1))) struct DecodingQueueTests {
+    @Test func aLargeBodyIsDecodedOffTheTransportQueueAndASmallOneStaysInline() async throws {
+        try await withServer { server in
+            let transport = URLSessionTransport()
+            let key = DispatchSpecificKey<String>()
+            transport.queue.setSpecific(key: key, value: "switchboard.transport")
+            let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate }, transport: transport)
+            let labels = Box<[String: String]>([:])
+            client.addObserver(labels, for: Get.self, on: .immediate) { box, event in
+                guard event.isTerminal else { return }
+                let label = DispatchQueue.getSpecific(key: key) ?? "elsewhere"
+                box.mutate { $0[event.request.path] = label }
+            }
+            let large = try await client.response(for: Get("/json/1024"))
+            #expect(large.data.count > 1 << 20)
+            _ = try await client.response(for: Get("/small"))
+            #expect(labels.value["/json/1024"] != "switchboard.transport", "\(labels.value)")
+            #expect(labels.value["/small"] == "switchboard.transport", "\(labels.value)")
+        }
+    }
+}

@@ -82,8 +82,9 @@ public struct Configuration: Sendable {
     public var cookies: CookiePolicy = .inMemory
 
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
-    /// in a cURL description, besides the built-in ones (see ``Redaction``). Compared case-insensitively,
-    /// as whole names. Default: none.
+    /// in a cURL description, besides the built-in ones (`Authorization`, `Cookie`… and names containing
+    /// `token`, `key`, `secret`, `auth`, `session`, `password`, `passwd`, `signature` or `credential`).
+    /// Compared case-insensitively, as whole names. Default: none.
     public var redactedNames: Set<String> = []
 
     /// The redaction rules for logs and cURL descriptions.
