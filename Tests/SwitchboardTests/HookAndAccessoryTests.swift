@@ -103,7 +103,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
             _ = await client.result(Get("/status/500"))
             #expect(recorder.steps.value == ["willStart", "willStop", "didStop(error)"])
             let cancelled = OrderRecorder()
-            let handle = makeClient(server) { $0.accessories = [cancelled] }.send(Get("/delay/2000"))
+            let handle = makeClient(server) { $0.accessories = [cancelled] }.send(Get("/delay/60000"))
             handle.cancel()
             #expect(await eventually { cancelled.steps.value.count == 3 })
             #expect(cancelled.steps.value == ["willStart", "willStop", "didStop(error)"])

@@ -271,9 +271,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
             switch state.phase {
             case .starting(let attempt) where now >= state.deadline:
                 guard let route = state.route else { return .none }
+                state.deadline = .max  // handled once; later ticks skip it
                 return .timeOut(attempt: attempt, task: nil, route: route)
             case .running(let attempt, let task) where now >= state.deadline:
                 guard let route = state.route else { return .none }
+                state.deadline = .max
                 return .timeOut(attempt: attempt, task: task, route: route)
             case .cancelling(let attempt, let since) where now >= state.deadline || now &- since >= Self.cancelGrace:
                 state.phase = .finished
@@ -290,8 +292,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .timeOut(let attempt, let task, let route):
             let timeout = request.timeout ?? configuration.timeout
             DispatchQueue.global().async { [self] in
-                // Ends the attempt as the transport would have (a retry may follow; a second tick's
-                // call for the same attempt is ignored), then stops the transfer.
+                // Ends the attempt as the transport would have (a retry may follow), then stops the
+                // transfer.
                 transferEnded(.failure(.timedOut(after: timeout)), attempt: attempt, route.request, on: route.transport)
                 task?.cancel()
             }
