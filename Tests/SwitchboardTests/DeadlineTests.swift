@@ -97,7 +97,7 @@ final class SilentTransport: Transport {
         try await withServer { server in
             server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
             let client = makeClient(server) { $0.maximumConnectionsPerHost = 64 }
-            let total = ProcessInfo.processInfo.environment["SWITCHBOARD_SOAK_SENDS"].flatMap(Int.init) ?? 600
+            let total = ProcessInfo.processInfo.environment["SWITCHBOARD_SOAK_SENDS"].flatMap(Int.init) ?? (runsUnderThreadSanitizer ? 150 : 600)
             let terminals = Box<[UInt64: Int]>([:])
             let lateness = Box<[Double]>([])
             client.addObserver(terminals, for: Get.self, on: .immediate) { box, event in
@@ -105,7 +105,7 @@ final class SilentTransport: Transport {
             }
             await withTaskGroup(of: Void.self) { group in
                 let next = Box(0)
-                for _ in 0..<64 {
+                for _ in 0..<(runsUnderThreadSanitizer ? 16 : 64) {
                     group.addTask {
                         while true {
                             let n = next.mutate { value -> Int in defer { value += 1 }; return value }

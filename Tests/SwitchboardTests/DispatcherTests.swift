@@ -28,12 +28,12 @@ import Testing
     @Test func cancellingASlowRequestStopsItPromptly() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            let handle = client.send(Get("/delay/10000"))
-            #expect(await eventually { server.hits("/delay/10000") == 1 })
+            let handle = client.send(Get("/delay/60000"))
+            #expect(await eventually(timeout: 30) { server.hits("/delay/60000") == 1 })
             let cancelledAt = Date()
             handle.cancel()
-            #expect(await eventually(timeout: 9) { handle.isFinished })
-            #expect(Date().timeIntervalSince(cancelledAt) < 5)  // not the server's 10 s
+            #expect(await eventually(timeout: 40) { handle.isFinished })
+            #expect(Date().timeIntervalSince(cancelledAt) < 30)  // not the server's 60 s (a loaded machine may be slow)
         }
     }
 

@@ -65,7 +65,7 @@ import Testing
             let client = makeClient(server)
             let recorder = EventLog<Get>()
             client.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
-            let rounds = 300
+            let rounds = runsUnderThreadSanitizer ? 100 : 300
             for _ in 0..<rounds {
                 let sent = DispatchSemaphore(value: 0)
                 DispatchQueue.global().async {

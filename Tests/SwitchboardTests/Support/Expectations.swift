@@ -1,5 +1,16 @@
+import Foundation
 import Switchboard
 import Testing
+
+/// Whether this test binary runs under the thread sanitizer (everything is 5–20 times slower there, so
+/// load tests run smaller).
+let runsUnderThreadSanitizer: Bool = {
+    #if canImport(Glibc)
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+    #else
+    false
+    #endif
+}()
 
 /// Records an issue unless `error` matches `pattern`; returns whether it did.
 @discardableResult
