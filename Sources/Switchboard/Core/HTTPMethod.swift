@@ -43,8 +43,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The wire name.
     public var description: String { rawValue }
 
-    /// Whether the name is an RFC 9110 token (letters, digits and ``!#$%&'*+-.^_`|~``), the only form a
-    /// method may take on the wire. A send with any other method fails with
+    /// Whether the name is an RFC 9110 token (letters, digits, the backtick and `!#$%&'*+-.^_|~`), the
+    /// only form a method may take on the wire. A send with any other method fails with
     /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
     public var isToken: Bool {
         !rawValue.isEmpty && rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte)

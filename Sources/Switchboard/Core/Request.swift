@@ -77,7 +77,7 @@ public protocol Request: Sendable {
     /// Whether the body is JSON (checked and decoded) or raw data. Default: `.json`.
     var responseFormat: ResponseFormat { get }
 
-    /// Whether observers receive ``RequestEvent/progress(_:_:)`` events for this request. Default: `false`,
+    /// Whether observers receive ``RequestEvent/Kind/progress(_:_:)`` events for this request. Default: `false`,
     /// which saves a delivery per received chunk on the small JSON requests most apps make.
     var reportsProgress: Bool { get }
 
