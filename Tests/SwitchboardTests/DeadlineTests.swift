@@ -133,3 +133,48 @@ final class SilentTransport: Transport {
         }
     }
 }
+
+/// What the deadline's and the dispatcher's ends leave behind.
+@Suite(.timeLimit(.minutes(2))) struct DeadlineCleanupTests {
+    @Test func aSendThatEndsAfterItsDispatcherWasReleasedLeavesNothingRunning() async {
+        let weakTransport = WeakBox<SilentTransport>()
+        let result = Box<Result<Response<Get>, NetworkError>?>(nil)
+        do {
+            let transport = SilentTransport()
+            weakTransport.set(transport)
+            let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
+        }
+        #expect(await eventually(timeout: 60) { result.value != nil })
+        // The send left the in-flight table, so nothing (the sweeper, the operation) keeps the
+        // transport alive any longer.
+        #expect(await eventually(timeout: 10) { weakTransport.isEmpty })
+    }
+
+    @Test func noProgressFollowsATimeout() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let request = Get("/drip?chunks=3000&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true).with(\.timeout, 0.4)
+            let error = await client.result(request).failure
+            guard case .timedOut = error else {
+                Issue.record("expected timedOut, got \(String(describing: error))")
+                return
+            }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let names = log.events.map { Listener.name($0) }
+            #expect(names.contains("progress"))
+            #expect(names.last == "failed", "\(names.suffix(3))")
+            #expect(names.filter { $0 == "failed" }.count == 1)
+        }
+    }
+}
+
+/// A weak reference that can be read from any thread.
+final class WeakBox<T: AnyObject & Sendable>: Sendable {
+    private let storage = Locked<Weak>(Weak())
+    private struct Weak { weak var value: T? }
+    func set(_ value: T) { storage.withLock { $0.value = value } }
+    var isEmpty: Bool { storage.withLock { $0.value == nil } }
+}

@@ -89,6 +89,26 @@ import Testing
         }
     }
 
+    @Test func aCancelBeforeStartedIsPostedWaitsForStarted() async throws {
+        // Deterministic: the send is held in an accessory's willStart (before `started` is posted)
+        // while cancelAll runs.
+        try await withServer { server in
+            let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            let holding = HoldingAccessory(entered: entered, release: release)
+            let client = makeClient(server) { $0.accessories = [holding] }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            DispatchQueue.global().async { client.send(Get("/echo")) }
+            await withCheckedContinuation { continuation in DispatchQueue.global().async { entered.wait(); continuation.resume() } }
+            client.cancelAll()
+            release.signal()
+            #expect(await eventually { log.events.count == 2 })
+            #expect(log.events.map { Listener.name($0) } == ["started", "cancelled"])
+            #expect(log.events.last?.attempts == 0)
+            #expect(server.totalRequests == 0)
+        }
+    }
+
     @Test func ofTwoContentTypeLinesTheLastCounts() async throws {
         try await withServer { server in
             server.route(nil, "/two-types/:order") { request in
@@ -107,6 +127,16 @@ import Testing
         }
         #expect(ResponseValidator.lastMediaType(in: #"multipart/mixed; boundary="a,b", application/json; charset=utf-8"#) == "application/json")
         #expect(ResponseValidator.lastMediaType(in: "application/json, ") == "application/json")
+    }
+}
+
+/// Holds a send in `willStart` until released.
+struct HoldingAccessory: RequestAccessory {
+    let entered: DispatchSemaphore
+    let release: DispatchSemaphore
+    func willStart(_ request: any Request) {
+        entered.signal()
+        _ = release.wait(timeout: .now() + 30)
     }
 }
 

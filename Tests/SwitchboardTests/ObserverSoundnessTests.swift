@@ -38,42 +38,46 @@ import LoopbackServer
 
         """
 
-    /// Registrations that would let a data race through; each must be a compile error.
-    static let mustNotCompile: [(name: String, code: String)] = [
-        ("main-actor method reference delivered on a background queue", """
+    /// Registrations that would let a data race through; each must be a compile error, and the error
+    /// must say why (`expect`: a fragment of the diagnostic), so a typo can't pass for a rejection.
+    static let mustNotCompile: [(name: String, expect: String, code: String)] = [
+        // No form delivers a method reference anywhere but on the main actor.
+        ("main-actor method reference delivered on a background queue", "extra argument 'on'", """
             @MainActor func f(vm: ViewModel) {
                 Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg), calling: ViewModel.changed)
             }
             """),
-        ("non-Sendable observer's method on a background queue", """
+        ("non-Sendable observer's method on a background queue", "extra argument 'on'", """
             func f(plain: Plain) {
                 Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg), calling: Plain.changed)
             }
             """),
-        ("non-Sendable observer in a closure on a background queue", """
+        ("non-Sendable observer in a closure on a background queue", "'Sendable'", """
             func f(plain: Plain) {
                 Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg)) { plain, _ in plain.count += 1 }
             }
             """),
-        ("non-Sendable observer delivered immediately", """
+        ("non-Sendable observer delivered immediately", "'Sendable'", """
             func f(plain: Plain) {
                 Switchboard.shared.addObserver(plain, for: Ping.self, on: .immediate) { plain, _ in plain.count += 1 }
             }
             """),
-        ("main-actor closure on a background queue", """
+        ("main-actor closure on a background queue", "Sendable closure", """
             @MainActor func f(vm: ViewModel) {
                 Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg)) { vm, _ in vm.count += 1 }
             }
             """),
-        ("non-Sendable observer registered off the main actor", """
+        ("non-Sendable observer registered off the main actor", "main actor-isolated", """
             func f(plain: Plain) {
                 Switchboard.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
             }
             """),
-        ("closure formed in main-actor code, touching main-actor state, on another queue", """
-            @MainActor var shown = 0
-            @MainActor func f(metrics: Metrics) {
-                Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in shown += 1 }
+        ("closure formed in main-actor code, touching main-actor state, on another queue", "Sendable closure", """
+            @MainActor final class Screen {
+                var shown = 0
+                func register(metrics: Metrics) {
+                    Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in self.shown += 1 }
+                }
             }
             """),
     ]
@@ -107,10 +111,14 @@ import LoopbackServer
 
     @Test(arguments: mustNotCompile.map(\.name))
     func unsafeRegistrationsDoNotCompile(name: String) async throws {
-        let code = try #require(Self.mustNotCompile.first { $0.name == name }?.code)
-        let outcome = try await TypeChecker.check(Self.prelude + code)
+        let snippet = try #require(Self.mustNotCompile.first { $0.name == name })
+        let outcome = try await TypeChecker.check(Self.prelude + snippet.code)
         #expect(outcome.status != 0, "compiled, but must not: \(name)")
-        #expect(!outcome.errors.isEmpty, "\(name): \(outcome.output)")
+        #expect(outcome.errors.contains { $0.contains(snippet.expect) }, "\(name): expected an error with \(snippet.expect.debugDescription), got \(outcome.errors)")
+        // Only the registration is wrong: no error points into the prelude.
+        let preludeLines = Self.prelude.split(separator: "\n", omittingEmptySubsequences: false).count
+        let lines = outcome.errors.compactMap { $0.split(separator: ":").dropFirst().first.flatMap { Int($0) } }
+        #expect(lines.allSatisfy { $0 >= preludeLines }, "errors in the prelude: \(outcome.errors)")
     }
 
     @Test func theDocumentedFormsCompileWithoutWarnings() async throws {

@@ -53,8 +53,9 @@ import Testing
             let request = Leaky(port: server.port, status: status, encoding: encoding)
             _ = await client.result(request)
             let curl = try client.cURLDescription(for: request)
-            let errorText = (await client.result(request)).failure.map { "\($0)" } ?? ""
-            _ = errorText  // the error's own description may hold the URL; what is *printed* is the log
+            // A request that can't be sent, with secrets in its URL: its error is logged too.
+            _ = await client.result(Get("ftp://ada:hunter2@127.0.0.1/?api_key=k789#access_token=tok_456"))
+            _ = await client.result(Get("http://ada:hunter2@127.0.0.1:\(server.port)/answer/200 x?session=sess_901"))
             return logger.text + "\n" + curl
         }
     }
@@ -81,5 +82,10 @@ import Testing
         }
         let url = URL(string: "https://ada:hunter2@example.com:8443/p?api_key=k&x=1#frag")!
         #expect(rules.redact(url) == "https://<redacted>@example.com:8443/p?api_key=<redacted>&x=1#frag")
+        // OAuth's implicit flow puts the token in the fragment.
+        #expect(rules.redact(urlText: "https://h/cb#access_token=t0k&state=1") == "https://h/cb#access_token=<redacted>&state=1")
+        // Error messages quote URLs with their secrets redacted too.
+        let error = NetworkError.invalidRequest(reason: #"path "ftp://ada:pw@h/?token=t" has the scheme "ftp""#)
+        #expect(!rules.describe(error).contains("pw@") && !rules.describe(error).contains("token=t"))
     }
 }

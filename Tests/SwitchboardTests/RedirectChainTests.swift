@@ -116,6 +116,24 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
         #expect(hops[2].cookie == "hop0=yes", "\(hops)")
     }
 
+    @Test func cookiesAreRecomputedAtEveryHopAndSentOnce() async throws {
+        // Two hops that both set a cookie: the third hop carries both; a 307 hop (followed with a new
+        // task) carries its cookie once, not twice.
+        let both = try await hops("302c,302c")
+        #expect(both[1].cookie == "hop0=yes", "\(both)")
+        #expect(Set((both[2].cookie ?? "").components(separatedBy: "; ")) == ["hop0=yes", "hop1=yes"], "\(both)")
+        let manual = try await hops("307c,302")
+        #expect(manual[1].cookie == "hop0=yes", "\(manual)")
+        #expect(manual[2].cookie == "hop0=yes", "\(manual)")
+    }
+
+    @Test func aCookieOfTheFirstHostIsNotSentToAnother() async throws {
+        let hops = try await hops("302c,302x")
+        #expect(hops[1].cookie == "hop0=yes", "\(hops)")
+        #expect(hops[2].host.hasPrefix("localhost"))
+        #expect(hops[2].cookie == nil, "\(hops)")
+    }
+
     @Test func withCookiesOffNoCookieIsSent() async throws {
         let hops = try await hops("302c,302", cookies: CookiePolicy.none)
         #expect(hops.allSatisfy { $0.cookie == nil }, "\(hops)")

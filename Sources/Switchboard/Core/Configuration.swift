@@ -119,8 +119,8 @@ public enum CallbackQueue: Sendable {
     /// At once, on the thread that produced the event: Switchboard's serial transport queue for progress
     /// and most results (a global queue for large bodies and when response hooks run); the thread that
     /// called `send` for `started`, for a request that could not be built and for a cancel before the
-    /// first transfer; the thread that called `cancel()` between retries; the dispatcher's deadline
-    /// queue for a timeout. Keep such callbacks short.
+    /// first transfer; the thread that called `cancel()` between retries; a global queue when a
+    /// transport doesn't report a stop within a second. Keep such callbacks short.
     case immediate
 
     var dispatchQueue: DispatchQueue? {

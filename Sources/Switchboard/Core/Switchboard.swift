@@ -14,7 +14,7 @@ import FoundationNetworking
 ///         Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
 ///     }
 ///     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
-///         if case .succeeded(let response) = event { print(response.json["user"]["name"]) }
+///         if case .succeeded(let response) = event.kind { print(response.json["user"]["name"]) }
 ///     }
 /// }
 ///
@@ -82,7 +82,14 @@ public final class Switchboard: Sendable {
     /// - Parameter change: runs on the calling thread, outside every lock, on a copy of the current
     ///   configuration. If another update lands meanwhile, it runs again on the newer value, so keep it
     ///   free of side effects. It may read ``configuration``.
+    ///   It must not call `updateConfiguration` itself (that could never settle; it stops the program
+    ///   with a message).
     public func updateConfiguration(_ change: (inout Configuration) throws -> Void) rethrows {
+        let marker = "switchboard.updating.\(ObjectIdentifier(self).hashValue)"
+        let thread = Thread.current.threadDictionary
+        precondition(thread[marker] == nil, "updateConfiguration was called from inside its own closure; make one update instead")
+        thread[marker] = true
+        defer { thread.removeObject(forKey: marker) }
         while true {
             let (current, version) = state.withLock { ($0.configuration, $0.version) }
             var updated = current
@@ -139,7 +146,9 @@ public final class Switchboard: Sendable {
             registry: registry,
             completionQueue: completionQueue ?? configuration.callbackQueue,
             completion: completion,
-            onFinish: { [weak self] id in self?.operationFinished(id) }
+            // The in-flight table, not the dispatcher: a send that ends after its dispatcher was
+            // released must still leave it (the sweeper counts what is in it).
+            onFinish: { [inFlight] id in inFlight.withLock { _ = $0.removeValue(forKey: id) } }
         )
         inFlight.withLock { $0[id] = operation }
         sweeper.ensureRunning()
@@ -171,10 +180,6 @@ public final class Switchboard: Sendable {
         // The sweeper outlives the dispatcher while sends remain, so a transport that never reports the
         // cancel can't leave one without its terminal event.
         cancelAll()
-    }
-
-    private func operationFinished(_ id: UInt64) {
-        inFlight.withLock { _ = $0.removeValue(forKey: id) }
     }
 
     /// Delivers `event` to the observers of `R` as a send would (for the benchmarks and the package's
@@ -224,8 +229,8 @@ public final class RequestHandle: Sendable, Hashable {
     /// Cancels the send. Observers and the completion get `cancelled` once (always after `started`),
     /// unless it already finished. Safe from any thread, any number of times. Between retries the event
     /// is delivered from this thread; before the first transfer, from the thread that sent it, right
-    /// after `started`; during a transfer, from the transport's queue once it stopped (or from the
-    /// dispatcher's deadline queue if the transport doesn't report within a second).
+    /// after `started`; during a transfer, from the transport's queue once it stopped (or from a global
+    /// queue if the transport doesn't report within a second).
     public func cancel() { operation.cancel() }
 
     /// Whether both handles stand for the same send.

@@ -17,11 +17,12 @@ protocol InFlightOperation: AnyObject, Sendable {
 /// One send of one request, from build to its single terminal event.
 ///
 /// The state lives in a lock; whoever moves it to `finished` first delivers the terminal event, so there
-/// is exactly one, whatever the retries. While a transfer runs, a cancel only asks the transport to stop:
-/// the transport's completion (which comes after its last progress callback, on the same queue) then
-/// delivers `cancelled`, so no progress event can follow the terminal event. The deadline of each
-/// attempt is kept here, above the transport: the dispatcher's sweeper calls ``expire(now:)``, so a
-/// transport that never calls back still ends in `timedOut` (or `cancelled`, a moment after a cancel).
+/// is exactly one, whatever the retries. While a transfer runs, neither a cancel nor a deadline delivers
+/// at once: both ask the transport to stop, and its completion (which comes after its last progress
+/// callback, on the same queue) then delivers `cancelled` or `timedOut`, so no progress event follows
+/// the terminal event. The deadline of each attempt is kept here, above the transport: the dispatcher's
+/// sweeper calls ``expire(now:)``, and a transport that doesn't report within a second of being told to
+/// stop is not waited for any longer.
 final class RequestOperation<R: Request>: InFlightOperation {
     private enum Phase {
         /// Registered; `started` is being posted and the request built.
@@ -32,11 +33,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case starting(attempt: Int)
         /// This attempt's transfer runs.
         case running(attempt: Int, task: any TransportTask)
+        /// This attempt's transfer ended; its response is being validated (the deadline no longer runs).
+        case validating(attempt: Int)
         /// Waiting to retry.
         case waiting
-        /// Cancel was asked during attempt `attempt`; its completion delivers `cancelled` (or the sweeper,
-        /// once the grace period has passed).
-        case cancelling(attempt: Int, since: UInt64)
+        /// Attempt `attempt` was told to stop, because of `reason` (a cancel or its deadline); its
+        /// completion ends it with that reason (or the sweeper does, once the grace period has passed).
+        case stopping(attempt: Int, reason: NetworkError)
         case finished
     }
 
@@ -44,14 +47,15 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var phase = Phase.pending
         /// Attempts started so far.
         var attempts = 0
-        /// When the current attempt's deadline passes (uptime nanoseconds).
+        /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
+        /// the grace period while it stops; `.max` otherwise.
         var deadline = UInt64.max
         /// What the attempts send, and through which transport (for a retry after a deadline).
         var route: (request: URLRequest, transport: any Transport)?
     }
 
-    /// How long a cancelled transfer may take to report before `cancelled` is delivered without it.
-    static var cancelGrace: UInt64 { 1_000_000_000 }
+    /// How long a transfer told to stop may take to report before the send ends without it.
+    static var stopGrace: UInt64 { 1_000_000_000 }
 
     let id: UInt64
     let request: R
@@ -146,35 +150,31 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let progress: (@Sendable (TransferProgress) -> Void)?
         if request.reportsProgress {
             progress = { [weak self, registry, request, id] value in
-                guard let self, self.isTransferring else { return }
+                guard let self, self.isTransferring(attempt: number) else { return }
                 registry.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number))
             }
         } else {
             progress = nil
         }
         let task = transport.perform(urlRequest, options: options, progress: progress) { [self] result in
-            // Decoding a large body and running response hooks (user code) happen off the transport's
-            // queue, so they delay no other transfer's callbacks.
-            if hooks.isEmpty, (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
-                transferEnded(result, attempt: number, urlRequest, on: transport)
-            } else {
-                DispatchQueue.global().async { self.transferEnded(result, attempt: number, urlRequest, on: transport) }
-            }
+            transferEnded(result, attempt: number)
         }
-        let keep = state.withLock { state -> Bool in
+        let (keep, stopping) = state.withLock { state -> (keep: Bool, stopping: Bool) in
             switch state.phase {
             case .starting(let attempt) where attempt == number:
                 state.phase = .running(attempt: number, task: task)
-                return true
-            case .cancelling(let attempt, _) where attempt == number:
-                return false  // cancel came while `perform` ran; the completion delivers `cancelled`
+                return (true, false)
+            case .stopping(let attempt, _) where attempt == number:
+                return (false, true)  // cancel or deadline came while `perform` ran
             default:
-                // The attempt already ended: the transport completed at once (cancelling is then
-                // harmless), or the deadline passed while `perform` ran.
-                return false
+                // The attempt already ended: the transport completed at once (stopping it is then
+                // harmless).
+                return (false, false)
             }
         }
-        if !keep { task.cancel() }
+        // Stopped while `perform` ran (its completion ends the attempt), or already ended: either way
+        // the task is told to stop, which is harmless for a finished one.
+        if !keep || stopping { task.cancel() }
     }
 
     /// Bodies up to this size are validated on the transport's queue (a few hundred microseconds at most);
@@ -185,49 +185,85 @@ final class RequestOperation<R: Request>: InFlightOperation {
         UInt64(max(0, min(seconds, 1e9)) * 1e9)
     }
 
-    /// Whether a transfer runs and no cancel was asked (progress is posted only then).
-    private var isTransferring: Bool {
+    /// Whether attempt `number`'s transfer runs and wasn't told to stop (progress is posted only then).
+    private func isTransferring(attempt number: Int) -> Bool {
         state.withLock { state in
             switch state.phase {
-            case .starting, .running: true
+            case .starting(let attempt), .running(let attempt, _): attempt == number
             default: false
             }
         }
     }
 
-    /// The end of attempt `number` (from the transport, or from the sweeper at its deadline): retry, or
-    /// finish. An attempt that already ended is ignored.
-    private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
-        let validated = result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }
-        let delay: TimeInterval? = validated.failure.flatMap { retryDelay(after: number, error: $0) }
-        let next = state.withLock { state -> TransferOutcome in
+    /// The transport's completion of attempt `number`: validates (off the transport's queue when the
+    /// body is large, hooks will run or logging is on), then retries or finishes. A stopped attempt ends
+    /// with its stop's reason; a late report of an attempt that already ended is ignored.
+    private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int) {
+        let (stopReason, current) = state.withLock { state -> (NetworkError?, Bool) in
             switch state.phase {
             case .starting(let attempt) where attempt == number, .running(let attempt, _) where attempt == number:
-                guard let delay else {
-                    state.phase = .finished
-                    return .finish
-                }
-                state.phase = .waiting
+                state.phase = .validating(attempt: number)
                 state.deadline = .max
-                return .retry(delay)
-            case .cancelling(let attempt, _) where attempt == number:
-                state.phase = .finished
-                return .cancelled
+                return (nil, true)
+            case .stopping(let attempt, let reason) where attempt == number:
+                return (reason, true)
             default:
-                return .ignore
+                return (nil, false)
             }
         }
+        guard current else { return }
+        let end: @Sendable () -> Void = { [self] in
+            decide(stopReason.map { .failure($0) } ?? result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }, attempt: number)
+        }
+        if hooks.isEmpty, log == nil, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
+            end()
+        } else {
+            // Decoding a large body, hooks and the logger (user code) run off the transport's queue, so
+            // they delay no other transfer's callbacks.
+            DispatchQueue.global().async(execute: end)
+        }
+    }
+
+    /// Retries or finishes attempt `number` with `outcome`, unless the attempt already ended. A cancel
+    /// that came meanwhile wins.
+    private func decide(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int) {
+        // The retry policy is read before taking the lock (`retryPolicy` is the request's own code).
+        let delay: TimeInterval? = outcome.failure.flatMap { $0.isCancelled ? nil : retryDelay(after: number, error: $0) }
+        let (next, dropped) = state.withLock { state -> (TransferOutcome, Phase) in
+            let before = state.phase
+            switch state.phase {
+            case .validating(let attempt) where attempt == number:
+                break
+            case .stopping(let attempt, let reason) where attempt == number:
+                if reason.isCancelled {
+                    state.phase = .finished
+                    return (.cancelled, before)
+                }
+            default:
+                return (.ignore, before)
+            }
+            guard let delay else {
+                state.phase = .finished
+                return (.finish, before)
+            }
+            state.phase = .waiting
+            state.deadline = .max
+            return (.retry(delay), before)
+        }
+        // A replaced `.running` phase releases its task here, outside the lock.
+        _ = dropped
         switch next {
         case .ignore:
             return
         case .cancelled:
             complete(.failure(.cancelled), attempts: number)
         case .finish:
-            complete(validated, attempts: number)
+            complete(outcome, attempts: number)
         case .retry(let delay):
-            if let error = validated.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
+            if let error = outcome.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
+            guard let route = state.withLock({ $0.route }) else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-                attempt(number + 1, urlRequest, on: transport)
+                attempt(number + 1, route.request, on: route.transport)
             }
         }
     }
@@ -238,12 +274,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Cancels the send. Before its first transfer `cancelled` is delivered right after `started`; while
     /// waiting to retry, at once, on this thread; during a transfer the transport is stopped and its
-    /// completion delivers `cancelled` on the transport's queue (or the dispatcher's sweeper, if the
-    /// transport does not report within a second). Nothing happens if the send already finished.
+    /// completion delivers `cancelled` on the transport's queue (or a global queue, if the transport does
+    /// not report within a second). Nothing happens if the send already finished.
     func cancel() {
         let action = state.withLock { state -> CancelAction in
             switch state.phase {
-            case .finished, .cancelling, .pendingCancelled:
+            case .finished, .pendingCancelled:
+                return .none
+            case .stopping(let attempt, let reason):
+                // A cancel during a deadline's stop turns it into a cancel.
+                if !reason.isCancelled { state.phase = .stopping(attempt: attempt, reason: .cancelled) }
                 return .none
             case .pending:
                 state.phase = .pendingCancelled
@@ -251,11 +291,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
             case .waiting:
                 state.phase = .finished
                 return .deliver(attempts: state.attempts)
-            case .starting(let attempt):
-                state.phase = .cancelling(attempt: attempt, since: DispatchTime.now().uptimeNanoseconds)
+            case .starting(let attempt), .validating(let attempt):
+                state.phase = .stopping(attempt: attempt, reason: .cancelled)
+                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
                 return .none
             case .running(let attempt, let task):
-                state.phase = .cancelling(attempt: attempt, since: DispatchTime.now().uptimeNanoseconds)
+                state.phase = .stopping(attempt: attempt, reason: .cancelled)
+                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
                 return .cancelTask(task)
             }
         }
@@ -266,39 +308,37 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
     }
 
+    /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
+    /// `timedOut`); a stop the transport hasn't reported within the grace period ends without it.
     func expire(now: UInt64) {
         let action = state.withLock { state -> ExpireAction in
+            guard now >= state.deadline else { return .none }
+            let grace = now &+ Self.stopGrace
             switch state.phase {
-            case .starting(let attempt) where now >= state.deadline:
-                guard let route = state.route else { return .none }
-                state.deadline = .max  // handled once; later ticks skip it
-                return .timeOut(attempt: attempt, task: nil, route: route)
-            case .running(let attempt, let task) where now >= state.deadline:
-                guard let route = state.route else { return .none }
+            case .starting(let attempt):
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.deadline = grace
+                return .none  // `attempt` cancels the task once `perform` returns
+            case .running(let attempt, let task):
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.deadline = grace
+                return .stop(task)
+            case .stopping(let attempt, let reason):
                 state.deadline = .max
-                return .timeOut(attempt: attempt, task: task, route: route)
-            case .cancelling(let attempt, let since) where now >= state.deadline || now &- since >= Self.cancelGrace:
-                state.phase = .finished
-                return .cancelled(attempts: attempt)
+                return .endWithoutTransport(attempt: attempt, reason: reason)
             default:
+                state.deadline = .max
                 return .none
             }
         }
-        // The delivery (user code for `.immediate` observers) leaves the sweeper's queue, so a slow
-        // callback can't hold up another send's deadline.
         switch action {
         case .none:
             break
-        case .timeOut(let attempt, let task, let route):
-            let timeout = request.timeout ?? configuration.timeout
-            DispatchQueue.global().async { [self] in
-                // Ends the attempt as the transport would have (a retry may follow), then stops the
-                // transfer.
-                transferEnded(.failure(.timedOut(after: timeout)), attempt: attempt, route.request, on: route.transport)
-                task?.cancel()
-            }
-        case .cancelled(let attempts):
-            DispatchQueue.global().async { [self] in complete(.failure(.cancelled), attempts: attempts) }
+        case .stop(let task):
+            task.cancel()
+        case .endWithoutTransport(let attempt, let reason):
+            // Off the sweeper's queue: delivering runs user code (`.immediate` observers).
+            DispatchQueue.global().async { [self] in decide(.failure(reason), attempt: attempt) }
         }
     }
 
@@ -379,8 +419,10 @@ private enum CancelAction {
 /// What the sweeper does to an operation.
 private enum ExpireAction {
     case none
-    case timeOut(attempt: Int, task: (any TransportTask)?, route: (request: URLRequest, transport: any Transport))
-    case cancelled(attempts: Int)
+    /// Tell the transfer to stop (its deadline passed).
+    case stop(any TransportTask)
+    /// The transfer didn't report its stop in time: end the attempt without it.
+    case endWithoutTransport(attempt: Int, reason: NetworkError)
 }
 
 extension Result {

@@ -10,24 +10,24 @@ enum URLResolver {
     static func resolve(path: String, base: URL?) throws(NetworkError) -> URL {
         if isAbsolute(path) {
             guard let absolute = absoluteURL(path) else {
-                throw .invalidRequest(reason: "\(path.debugDescription) is not a valid URL")
+                throw .invalidRequest(reason: "\(shown(path)) is not a valid URL")
             }
             try check(absolute)
             return absolute
         }
         if let scheme = scheme(of: path) {
-            throw .invalidRequest(reason: "path \(path.debugDescription) has the scheme \(scheme.debugDescription); only http and https can be sent")
+            throw .invalidRequest(reason: "path \(shown(path)) has the scheme \(scheme.debugDescription); only http and https can be sent")
         }
         guard let base else {
-            throw .invalidRequest(reason: "relative path \(path.debugDescription) but no base URL (set Configuration.baseURL or the request's baseURL)")
+            throw .invalidRequest(reason: "relative path \(shown(path)) but no base URL (set Configuration.baseURL or the request's baseURL)")
         }
         if let fast = simpleJoin(path: path, base: base) { return fast }
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
-            throw .invalidRequest(reason: "invalid base URL \(base.absoluteString.debugDescription)")
+            throw .invalidRequest(reason: "invalid base URL \(shown(base.absoluteString))")
         }
         let (pathPart, queryPart) = split(path)
         guard let encodedPath = pathPart.addingPercentEncoding(withAllowedCharacters: pathAllowed).map(escapingLonePercents) else {
-            throw .invalidRequest(reason: "path \(path.debugDescription) is not valid UTF-8")
+            throw .invalidRequest(reason: "path \(shown(path)) is not valid UTF-8")
         }
         var basePath = components.percentEncodedPath
         while basePath.hasSuffix("/") { basePath.removeLast() }
@@ -36,13 +36,13 @@ enum URLResolver {
         components.percentEncodedPath = relative.isEmpty && !pathPart.hasSuffix("/") ? (basePath.isEmpty ? "/" : basePath) : basePath + "/" + relative
         if let queryPart {
             guard let encodedQuery = queryPart.addingPercentEncoding(withAllowedCharacters: queryAllowed).map(escapingLonePercents) else {
-                throw .invalidRequest(reason: "query of \(path.debugDescription) is not valid UTF-8")
+                throw .invalidRequest(reason: "query of \(shown(path)) is not valid UTF-8")
             }
             let existing = components.percentEncodedQuery ?? ""
             components.percentEncodedQuery = existing.isEmpty ? encodedQuery : existing + "&" + encodedQuery
         }
         guard let url = components.url else {
-            throw .invalidRequest(reason: "cannot form a URL from base \(base.absoluteString.debugDescription) and path \(path.debugDescription)")
+            throw .invalidRequest(reason: "cannot form a URL from base \(shown(base.absoluteString)) and path \(shown(path))")
         }
         try check(url)
         return url
@@ -102,11 +102,17 @@ enum URLResolver {
     /// Rejects what URLSession could not send.
     static func check(_ url: URL) throws(NetworkError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw .invalidRequest(reason: "unsupported URL scheme in \(url.absoluteString.debugDescription); use http or https")
+            throw .invalidRequest(reason: "unsupported URL scheme in \(shown(url.absoluteString)); use http or https")
         }
         guard let host = url.host, !host.isEmpty else {
-            throw .invalidRequest(reason: "URL \(url.absoluteString.debugDescription) has no host")
+            throw .invalidRequest(reason: "URL \(shown(url.absoluteString)) has no host")
         }
+    }
+
+    /// A path or URL as an error message may show it: quoted, with user info and secret query items
+    /// redacted (error messages end up in logs).
+    static func shown(_ text: String) -> String {
+        Redaction.standard.redact(urlText: text).debugDescription
     }
 
     /// Escapes a `%` that doesn't start a `%XX` escape as `%25`, so the text is valid percent-encoding.

@@ -149,32 +149,42 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
         guard let url = request.url else { return completionHandler(nil) }
         var next = RedirectPolicy.next(after: state.currentRequest, status: response.statusCode, to: url)
-        addCookies(from: response, to: &next, in: session)
+        storeCookies(from: response, in: session)
         if RedirectPolicy.needsManualFollow(next) {
-            // Let this task end with the redirect response; didCompleteWithError starts the next one.
+            // Let this task end with the redirect response; didCompleteWithError starts the next one,
+            // as a new task, which gets the jar's cookies from the session itself.
+            if !state.setsOwnCookie { next.setValue(nil, forHTTPHeaderField: "Cookie") }
             state.pendingRedirect = next
             return completionHandler(nil)
         }
+        if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
         state.currentRequest = next
         completionHandler(next)
     }
 
-    /// Applies cookies set by a redirect response to the next hop, as browsers do (with a redirect
-    /// delegate FoundationNetworking stores them but doesn't send them on the next hop). A `Cookie`
-    /// header the request set itself is left as it is.
-    private func addCookies(from response: HTTPURLResponse, to next: inout URLRequest, in session: URLSession) {
+    /// Stores the cookies a redirect response sets (FoundationNetworking stores them too; storing again
+    /// replaces them with themselves), so the next hop can carry them.
+    private func storeCookies(from response: HTTPURLResponse, in session: URLSession) {
         let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage,
-            let from = response.url, let to = next.url
+        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
+            let storage = configuration.httpCookieStorage, let from = response.url
         else { return }
         let fields = response.allHeaderFields.reduce(into: [String: String]()) { fields, field in
             if let name = field.key as? String, let value = field.value as? String { fields[name] = value }
         }
         let set = HTTPCookie.cookies(withResponseHeaderFields: fields, for: from)
-        if !set.isEmpty, configuration.httpCookieAcceptPolicy != .never {
-            storage.setCookies(set, for: from, mainDocumentURL: nil)
-        }
-        guard next.value(forHTTPHeaderField: "Cookie") == nil, let cookies = storage.cookies(for: to), !cookies.isEmpty else { return }
+        if !set.isEmpty { storage.setCookies(set, for: from, mainDocumentURL: nil) }
+    }
+
+    /// Sets the next hop's `Cookie` header from the jar as it is now (cookies set by this redirect
+    /// included; with a redirect delegate FoundationNetworking doesn't send them on the next hop), for
+    /// the next hop's own URL. Recomputed at every hop, so a changed cookie is sent with its new value.
+    private func setJarCookies(on next: inout URLRequest, in session: URLSession) {
+        next.setValue(nil, forHTTPHeaderField: "Cookie")
+        let configuration = session.configuration
+        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage, let url = next.url,
+            let cookies = storage.cookies(for: url), !cookies.isEmpty
+        else { return }
         for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
     }
 

@@ -45,6 +45,8 @@ final class TransferState: @unchecked Sendable {
     var failure: NetworkError?
     /// Redirects followed so far.
     var redirectCount = 0
+    /// Whether the request set its own `Cookie` header (then the jar's cookies are not added on redirects).
+    lazy var setsOwnCookie: Bool = request.value(forHTTPHeaderField: "Cookie") != nil
     /// A redirect to follow with a new task when the current one completes.
     var pendingRedirect: URLRequest?
 

@@ -19,7 +19,7 @@ import FoundationNetworking
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
-    /// The serial queue delegate callbacks, deadlines and completions run on.
+    /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
 
     /// Creates a transport from a configuration's transport settings.

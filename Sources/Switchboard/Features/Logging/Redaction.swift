@@ -51,23 +51,32 @@ struct Redaction: Sendable {
         }
     }
 
-    /// `url` as text with its user info and the values of secret query items replaced. Works on the
-    /// text (setting a query with `<` or `>` on URLComponents traps on Linux).
+    /// `url` as text with its user info and the values of secret query items (and fragment items, as in
+    /// `#access_token=…`) replaced.
     func redact(_ url: URL) -> String {
-        var text = url.absoluteString
+        redact(urlText: url.absoluteString)
+    }
+
+    /// A URL or path given as text, redacted as ``redact(_:)-(URL)`` does. Works on the text (setting a
+    /// query with `<` or `>` on URLComponents traps on Linux).
+    func redact(urlText: String) -> String {
+        var text = urlText
         if let schemeEnd = text.range(of: "://") {
             let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
             if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
                 text.replaceSubrange(schemeEnd.upperBound..<at, with: Self.placeholder)
             }
         }
-        guard let mark = text.firstIndex(of: "?") else { return text }
-        let afterQuery = text[text.index(after: mark)...]
-        let fragmentStart = afterQuery.firstIndex(of: "#") ?? afterQuery.endIndex
-        let query = String(afterQuery[..<fragmentStart])
-        let redacted = redactForm(query)
-        guard redacted != query else { return text }
-        return String(text[...mark]) + redacted + String(afterQuery[fragmentStart...])
+        let fragmentMark = text.firstIndex(of: "#")
+        var fragment = ""
+        if let fragmentMark {
+            fragment = "#" + redactForm(String(text[text.index(after: fragmentMark)...]))
+            text = String(text[..<fragmentMark])
+        }
+        if let mark = text.firstIndex(of: "?") {
+            text = String(text[...mark]) + redactForm(String(text[text.index(after: mark)...]))
+        }
+        return text + fragment
     }
 
     /// A header's value as it may be shown.
@@ -114,6 +123,10 @@ struct Redaction: Sendable {
         if case .decoding(let reason, let snippet) = error {
             return "undecodable body (\(snippet.utf8.count)+ bytes): \(reason)"
         }
+        if case .invalidRequest(let reason) = error {
+            // Reasons quote what was wrong; a quoted URL or path may carry secrets.
+            return "invalid request: " + redactQuoted(reason)
+        }
         guard let response = error.errorResponse else { return error.description }
         let preview = preview(response.body, contentType: response.headers["Content-Type"], limit: 200)
         let url = response.url.map { " from " + redact($0) } ?? ""
@@ -124,6 +137,13 @@ struct Redaction: Sendable {
         case .unacceptableContentType(let received, _, _): return "unacceptable content type \(received ?? "(none)")\(url): \(preview)"
         default: return error.description
         }
+    }
+
+    /// `text` with each double-quoted part redacted as a URL.
+    private func redactQuoted(_ text: String) -> String {
+        let parts = text.split(separator: "\"", omittingEmptySubsequences: false)
+        return parts.enumerated().map { index, part in index.isMultiple(of: 2) ? String(part) : redact(urlText: String(part)) }
+            .joined(separator: "\"")
     }
 
     /// Whether `text` is `name=value` pairs joined by `&` (no spaces or newlines).
