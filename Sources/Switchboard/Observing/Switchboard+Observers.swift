@@ -37,10 +37,7 @@ extension Switchboard {
     ) -> ObservationToken {
         // The method reference becomes a closure once, here, so delivery doesn't build a partial
         // application per call.
-        let entry = MainActorObserverEntry<R, O>(registry: registry, observer: observer) { observer, event in
-            method(observer)(event)
-        }
-        return registry.add(entry, queue: .main)
+        addMainActorObserver(observer) { observer, event in method(observer)(event) }
     }
 
     /// Registers a main-actor or `Sendable` `observer` for every event of requests of type `R`, from any
@@ -64,10 +61,7 @@ extension Switchboard {
         for type: R.Type,
         calling method: @escaping @Sendable (O) -> @MainActor (RequestEvent<R>) -> Void
     ) -> ObservationToken {
-        let entry = MainActorObserverEntry<R, O>(registry: registry, observer: observer) { observer, event in
-            method(observer)(event)
-        }
-        return registry.add(entry, queue: .main)
+        addMainActorObserver(observer) { observer, event in method(observer)(event) }
     }
 
     /// Registers `observer` for every event of requests of type `R`, calling `handler` on the main actor
@@ -90,8 +84,16 @@ extension Switchboard {
         for type: R.Type,
         handler: @escaping @MainActor (O, RequestEvent<R>) -> Void
     ) -> ObservationToken {
-        let entry = MainActorObserverEntry<R, O>(registry: registry, observer: observer, callback: handler)
-        return registry.add(entry, queue: .main)
+        addMainActorObserver(observer, callback: handler)
+    }
+
+    /// Registers `callback` for delivery on the main actor, holding `observer` weakly.
+    @inlinable
+    func addMainActorObserver<O: AnyObject, R: Request>(
+        _ observer: O,
+        callback: @escaping @MainActor (O, RequestEvent<R>) -> Void
+    ) -> ObservationToken {
+        registry.add(MainActorObserverEntry<R, O>(registry: registry, observer: observer, callback: callback), queue: .main)
     }
 
     /// Registers a `Sendable` `observer` (a thread-safe class, or an actor through its `nonisolated`
