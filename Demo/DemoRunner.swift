@@ -1,7 +1,7 @@
 import Foundation
 import Switchboard
 
-/// Runs the demo's scenarios against a server at `baseURL`, using `Switchboard.shared`.
+/// Runs the demo's scenarios against a server at `baseURL`, using `Dispatcher.shared`.
 enum DemoRunner {
     /// One scenario: a title and what it does.
     struct Scenario: Sendable {
@@ -15,7 +15,7 @@ enum DemoRunner {
     /// Configures the shared dispatcher for `baseURL` and runs every scenario. Returns whether every
     /// expectation held.
     static func run(baseURL: URL, transcript: Transcript) async -> Bool {
-        Switchboard.shared.updateConfiguration { $0.baseURL = baseURL }
+        Dispatcher.shared.updateConfiguration { $0.baseURL = baseURL }
         for (index, scenario) in scenarios.enumerated() {
             transcript.say("")
             transcript.say("== \(index + 1). \(scenario.title)")
@@ -25,7 +25,7 @@ enum DemoRunner {
     }
 }
 
-extension Switchboard {
+extension Dispatcher {
     /// Sends `request` and waits until its completion ran on the callback queue, which is after every
     /// observer's delivery of the same event on that queue.
     func sendAndWait<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {

@@ -15,32 +15,32 @@ enum CustomisationScenarios {
 
     static let all: [DemoRunner.Scenario] = [
         DemoRunner.Scenario(title: "A URL filter adds the app version to every request (setupRequestFilters)") { transcript in
-            Switchboard.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": appVersion])) }
-            let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "9"))
+            Dispatcher.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": appVersion])) }
+            let result = await Dispatcher.shared.sendAndWait(GetUserInfo(id: "9"))
             let version = (try? result.get())?.json["version"].string
             transcript.say("  the server saw version=\(version ?? "nothing")")
             transcript.check(version == appVersion, "every request now carries version=\(appVersion)")
         },
         DemoRunner.Scenario(title: "Custom header fields, merged with the configuration's") { transcript in
-            Switchboard.shared.updateConfiguration { $0.defaultHeaders = ["X-App": "Switchboard Demo"] }
-            let headers = (try? await Switchboard.shared.sendAndWait(EchoHeaders()).get())?.json["headers"] ?? .null
+            Dispatcher.shared.updateConfiguration { $0.defaultHeaders = ["X-App": "Switchboard Demo"] }
+            let headers = (try? await Dispatcher.shared.sendAndWait(EchoHeaders()).get())?.json["headers"] ?? .null
             transcript.say("  X-Client: \(headers["X-Client"].string ?? "-"), X-Device: \(headers["X-Device"].string ?? "-"), X-App: \(headers["X-App"].string ?? "-")")
             transcript.check(headers["X-Client"] == "switchboard-demo" && headers["X-App"] == "Switchboard Demo", "request and default headers both arrived")
         },
         DemoRunner.Scenario(title: "A fully custom URLRequest: gzipped events (buildCustomUrlRequest)") { transcript in
-            let result = await Switchboard.shared.sendAndWait(UploadEvents(events: ["launch", "tap", "close"]))
+            let result = await Dispatcher.shared.sendAndWait(UploadEvents(events: ["launch", "tap", "close"]))
             let json = (try? result.get())?.json ?? .null
             transcript.say("  the server unpacked \(json["received"].int ?? 0) events sent with Content-Encoding: \(json["encoding"].string ?? "?")")
             transcript.check(json["received"] == 3 && json["encoding"] == "gzip", "the request's own body, type and encoding were sent as built")
         },
         DemoRunner.Scenario(title: "The common request: one call to /api.php with the seed's parameters, debug logging on") { transcript in
-            Switchboard.shared.updateConfiguration { $0.logMode = .debug }
-            Switchboard.shared.updateConfiguration { $0.logger = TranscriptLogger(transcript: transcript) }
-            defer { Switchboard.shared.updateConfiguration { $0.logMode = .off } }
+            Dispatcher.shared.updateConfiguration { $0.logMode = .debug }
+            Dispatcher.shared.updateConfiguration { $0.logger = TranscriptLogger(transcript: transcript) }
+            defer { Dispatcher.shared.updateConfiguration { $0.logMode = .off } }
             // Exactly seed 001's parameters.
             let parameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
             let result = await withCheckedContinuation { continuation in
-                Switchboard.shared.request("/api.php", parameters: parameters, method: .get) { continuation.resume(returning: $0) }
+                Dispatcher.shared.request("/api.php", parameters: parameters, method: .get) { continuation.resume(returning: $0) }
             }
             switch result {
             case .success(let json):
@@ -51,7 +51,7 @@ enum CustomisationScenarios {
                 transcript.check(false, "the common request failed: \(error)")
             }
             let failed = await withCheckedContinuation { continuation in
-                Switchboard.shared.request("/status/404", method: .post) { continuation.resume(returning: $0) }
+                Dispatcher.shared.request("/status/404", method: .post) { continuation.resume(returning: $0) }
             }
             if case .failure(let error) = failed {
                 transcript.check(error.statusCode == 404, "a failure is a typed error (HTTP 404), never an empty dictionary")
@@ -60,7 +60,7 @@ enum CustomisationScenarios {
             }
         },
         DemoRunner.Scenario(title: "A JSON validator the answer fails (jsonValidator)") { transcript in
-            let result = await Switchboard.shared.sendAndWait(StrictUserInfo(id: "5"))
+            let result = await Dispatcher.shared.sendAndWait(StrictUserInfo(id: "5"))
             if case .failure(.jsonShape(let mismatch)) = result {
                 transcript.say("  error: \(mismatch)")
                 transcript.check(mismatch.path == "$.user.id", "the error names the path and what was expected")
@@ -69,9 +69,9 @@ enum CustomisationScenarios {
             }
         },
         DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
-            Switchboard.shared.updateConfiguration { $0.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")] }
-            defer { Switchboard.shared.updateConfiguration { $0.responseHooks = [] } }
-            let result = await Switchboard.shared.sendAndWait(SessionCheck())
+            Dispatcher.shared.updateConfiguration { $0.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")] }
+            defer { Dispatcher.shared.updateConfiguration { $0.responseHooks = [] } }
+            let result = await Dispatcher.shared.sendAndWait(SessionCheck())
             if case .failure(.api(let error)) = result {
                 transcript.say("  error: \(error)")
                 transcript.check(error.intCode == 3 && error.message == "session expired", "code and message are kept")
@@ -81,7 +81,7 @@ enum CustomisationScenarios {
         },
         DemoRunner.Scenario(title: "A request retried until it succeeds on attempt 3") { transcript in
             let key = "demo-\(UUID().uuidString.prefix(8))"
-            let result = await Switchboard.shared.sendAndWait(FlakyFeed(key: key))
+            let result = await Dispatcher.shared.sendAndWait(FlakyFeed(key: key))
             let response = try? result.get()
             transcript.say("  the server failed twice with 503, then answered: attempt \(response?.json["attempt"].int ?? 0)")
             transcript.check(response?.attempts == 3, "one send, one result, three attempts")

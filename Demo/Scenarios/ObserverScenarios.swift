@@ -10,7 +10,7 @@ final class ProfileScreen {
 
     init(transcript: Transcript) {
         self.transcript = transcript
-        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
+        Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
     }
 
     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
@@ -29,7 +29,7 @@ final class BadgeCounter {
 
     init(transcript: Transcript) {
         self.transcript = transcript
-        Switchboard.shared.addObserver(self, for: GetUserInfo.self) { counter, event in
+        Dispatcher.shared.addObserver(self, for: GetUserInfo.self) { counter, event in
             guard case .succeeded = event.kind else { return }
             counter.count += 1
             counter.transcript.say("  BadgeCounter (closure) counted \(counter.count)")
@@ -46,14 +46,14 @@ final class OneShotListener {
 
     init(transcript: Transcript) {
         self.transcript = transcript
-        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: OneShotListener.done)
+        Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: OneShotListener.done)
     }
 
     func done(_ event: RequestEvent<GetUserInfo>) {
         guard event.isTerminal else { return }
         calls += 1
         transcript.say("  OneShotListener got its answer and removes itself")
-        Switchboard.shared.removeObserver(self)
+        Dispatcher.shared.removeObserver(self)
     }
 }
 
@@ -63,7 +63,7 @@ final class ShortLivedObserver {
     let transcript: Transcript
     init(transcript: Transcript) {
         self.transcript = transcript
-        Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ShortLivedObserver.changed)
+        Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: ShortLivedObserver.changed)
     }
     func changed(_ event: RequestEvent<GetUserInfo>) {
         transcript.say("  ShortLivedObserver was called after it was deallocated (wrong)")
@@ -75,36 +75,36 @@ enum ObserverScenarios {
         DemoRunner.Scenario(title: "Two observers of GetUserInfo: a method reference and a closure") { transcript in
             let screen = await ProfileScreen(transcript: transcript)
             let counter = await BadgeCounter(transcript: transcript)
-            let result = await Switchboard.shared.sendAndWait(GetUserInfo(id: "123"))
+            let result = await Dispatcher.shared.sendAndWait(GetUserInfo(id: "123"))
             let names = await screen.names
             let count = await counter.count
             transcript.check(names == ["User 123"] && count == 1, "both observers received User 123")
             transcript.check((try? result.get().statusCode) == 200, "the send's own closure got the response too")
-            Switchboard.shared.removeObserver(screen)
-            Switchboard.shared.removeObserver(counter)
+            Dispatcher.shared.removeObserver(screen)
+            Dispatcher.shared.removeObserver(counter)
         },
         DemoRunner.Scenario(title: "An observer removes itself inside its callback") { transcript in
             let listener = await OneShotListener(transcript: transcript)
             let counter = await BadgeCounter(transcript: transcript)
-            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "1"))
-            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "2"))
+            _ = await Dispatcher.shared.sendAndWait(GetUserInfo(id: "1"))
+            _ = await Dispatcher.shared.sendAndWait(GetUserInfo(id: "2"))
             let (calls, count) = await (listener.calls, counter.count)
             transcript.check(calls == 1, "the listener heard the first response only")
             transcript.check(count == 2, "the other observer heard both")
-            Switchboard.shared.removeObserver(counter)
+            Dispatcher.shared.removeObserver(counter)
         },
         DemoRunner.Scenario(title: "A deallocated observer gets nothing") { transcript in
             var observer: ShortLivedObserver? = await ShortLivedObserver(transcript: transcript)
             weak var weakObserver = observer
             observer = nil
-            _ = await Switchboard.shared.sendAndWait(GetUserInfo(id: "7"))
+            _ = await Dispatcher.shared.sendAndWait(GetUserInfo(id: "7"))
             transcript.check(weakObserver == nil, "the observer was deallocated, and nothing called it")
-            transcript.check(Switchboard.shared.observerCount(for: GetUserInfo.self) == 0, "the registry pruned it")
+            transcript.check(Dispatcher.shared.observerCount(for: GetUserInfo.self) == 0, "the registry pruned it")
         },
         DemoRunner.Scenario(title: "Two sends of one type at once, told apart by their send id") { transcript in
-            let stream = Switchboard.shared.events(for: GetUserInfo.self)
-            let first = Switchboard.shared.send(GetUserInfo(id: "1"))
-            let second = Switchboard.shared.send(GetUserInfo(id: "2"))
+            let stream = Dispatcher.shared.events(for: GetUserInfo.self)
+            let first = Dispatcher.shared.send(GetUserInfo(id: "1"))
+            let second = Dispatcher.shared.send(GetUserInfo(id: "2"))
             var terminals: [UInt64: String] = [:]
             for await event in stream {
                 if case .succeeded(let response) = event.kind { terminals[event.sendID] = response.json["user"]["id"].string }
@@ -114,9 +114,9 @@ enum ObserverScenarios {
             transcript.check(terminals[first.id] == "1" && terminals[second.id] == "2", "each event names its send (RequestHandle.id == RequestEvent.sendID)")
         },
         DemoRunner.Scenario(title: "The async form, and an event stream") { transcript in
-            let stream = Switchboard.shared.events(for: GetUserInfo.self)
+            let stream = Dispatcher.shared.events(for: GetUserInfo.self)
             do {
-                let response = try await Switchboard.shared.response(for: GetUserInfo(id: "42"))
+                let response = try await Dispatcher.shared.response(for: GetUserInfo(id: "42"))
                 transcript.say("  await response(for:) → \(response.json["user"]["name"].string ?? "?"), nickname \(response.json["user"]["nickname"].string ?? "?")")
                 transcript.check(response.json["user"]["id"].string == "42", "the decoded JSON is there, typed")
             } catch {

@@ -24,7 +24,7 @@ public final class RecordingObserver<R: Request>: Sendable {
 
     /// Registers this recorder with `switchboard` for `R`, on `queue` (immediately, by default).
     @discardableResult
-    public func observe(_ switchboard: Switchboard, on queue: CallbackQueue = .immediate) -> ObservationToken {
+    public func observe(_ switchboard: Dispatcher, on queue: CallbackQueue = .immediate) -> ObservationToken {
         switchboard.addObserver(self, for: R.self, on: queue) { recorder, event in recorder.record(event) }
     }
 

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// let stub = StubTransport { request in
 ///     request.url?.path == "/users/1" ? .json(["user": ["name": "Ada"]]) : .status(404)
 /// }
-/// let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "https://api.test") },
+/// let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.test") },
 ///                          transport: stub)
 /// ```
 /// Answers are delivered asynchronously on the stub's own serial queue, after `delay` if one is set.

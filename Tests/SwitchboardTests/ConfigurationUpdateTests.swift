@@ -11,7 +11,7 @@ import Testing
 /// settings that apply after the first send.
 @Suite(.timeLimit(.minutes(1))) struct ConfigurationUpdateTests {
     @Test func anUpdateMayReadTheConfigurationItChanges() async {
-        let client = Switchboard()
+        let client = Dispatcher()
         // It used to run under the dispatcher's lock, so reading `configuration` inside it deadlocked.
         let done = await runDetached(timeout: 5) {
             client.updateConfiguration { $0.timeout = client.configuration.timeout * 2 }
@@ -35,7 +35,7 @@ import Testing
     }
 
     @Test func concurrentUpdatesLoseNothing() async {
-        let client = Switchboard()
+        let client = Dispatcher()
         let writers = 8, each = 150
         await withTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
@@ -68,7 +68,7 @@ import Testing
     @Test func aTransportOfYourOwnIsWarnedAboutInsteadOfIgnoredSilently() async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL; $0.logger = logger }, transport: URLSessionTransport())
+            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.logger = logger }, transport: URLSessionTransport())
             _ = try await client.response(for: Echo())
             client.updateConfiguration { $0.maximumConnectionsPerHost = 2 }
             #expect(logger.text.contains("transport settings changed"))

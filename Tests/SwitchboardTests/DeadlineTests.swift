@@ -34,7 +34,7 @@ final class SilentTransport: Transport {
 @Suite(.timeLimit(.minutes(2))) struct DeadlineTests {
     @Test func aTransportThatNeverCallsBackStillEndsInTimedOut() async {
         let transport = SilentTransport()
-        let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
         let started = Date()
         let error = await client.result(Get("/x").with(\.timeout, 0.3)).failure
         guard case .timedOut(let after) = error else {
@@ -50,7 +50,7 @@ final class SilentTransport: Transport {
 
     @Test func aTimedOutAttemptIsRetriedByThePolicy() async {
         let transport = SilentTransport()
-        let client = Switchboard(configuration: Configuration {
+        let client = Dispatcher(configuration: Configuration {
             $0.baseURL = URL(string: "http://127.0.0.1:9")
             $0.callbackQueue = .immediate
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0)
@@ -69,7 +69,7 @@ final class SilentTransport: Transport {
 
     @Test func aCancelTheTransportNeverReportsStillEndsInCancelled() async {
         let transport = SilentTransport()
-        let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         let started = Date()
         let handle = client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
@@ -83,7 +83,7 @@ final class SilentTransport: Transport {
         let transport = SilentTransport()
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         do {
-            let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
             client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         }
         #expect(await eventually(timeout: 60) { result.value != nil })
@@ -142,7 +142,7 @@ final class SilentTransport: Transport {
         do {
             let transport = SilentTransport()
             weakTransport.set(transport)
-            let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
             client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         }
         #expect(await eventually(timeout: 60) { result.value != nil })

@@ -57,7 +57,7 @@ import Testing
     @Test func releasingADispatcherCancelsItsSendsOnce() async throws {
         try await withServer { server in
             let outcomes = Box<[String]>([])
-            var client: Switchboard? = makeClient(server)
+            var client: Dispatcher? = makeClient(server)
             weak let released = client
             for _ in 0..<3 {
                 client?.send(Get("/delay/60000")) { result in
@@ -137,7 +137,7 @@ import Testing
 
     @Test func configurationChangesApplyToLaterSends() async throws {
         try await withServer { server in
-            let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+            let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
             #expect(await client.result(Get("/echo")).failure != nil)
             client.updateConfiguration { $0.baseURL = server.baseURL }
             let response = try await client.response(for: Get("/echo"))

@@ -5,7 +5,7 @@ import FoundationNetworking
 import Switchboard
 import Testing
 
-/// The interop suite: Switchboard against httpbin (PyPI `httpbin`, under gunicorn on 127.0.0.1), a
+/// The interop suite: Dispatcher against httpbin (PyPI `httpbin`, under gunicorn on 127.0.0.1), a
 /// server that isn't ours. `.ci/run` installs and starts it and sets `HTTPBIN_URL`; without that
 /// variable (a plain `swift test` on a fresh machine) the suite is skipped.
 /// The httpbin server the interop suite talks to, from `HTTPBIN_URL`.
@@ -15,13 +15,13 @@ let httpbinURL: URL? = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMa
 struct InteropTests {
     static var baseURL: URL? { httpbinURL }
 
-    func client(_ configure: (inout Configuration) -> Void = { _ in }) throws -> Switchboard {
+    func client(_ configure: (inout Configuration) -> Void = { _ in }) throws -> Dispatcher {
         let base = try #require(Self.baseURL)
         var configuration = Configuration()
         configuration.baseURL = base
         configuration.callbackQueue = .immediate
         configure(&configuration)
-        return Switchboard(configuration: configuration)
+        return Dispatcher(configuration: configuration)
     }
 
     @Test func getSendsSortedEscapedQueryArguments() async throws {

@@ -72,7 +72,7 @@ final class CapturingLogger: NetworkLogger {
     }
 
     @Test func cURLDescriptionIsRedactedByDefault() throws {
-        let client = Switchboard(configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com") })
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com") })
         let request = Echo(method: .post, path: "/login?token=abc", parameters: ["user": "ada", "password": "it's"], credentials: Credentials(user: "ada", password: "pw"))
         let redacted = try client.cURLDescription(for: request)
         #expect(redacted.hasPrefix("curl -X POST"))
@@ -83,6 +83,6 @@ final class CapturingLogger: NetworkLogger {
         let raw = try client.cURLDescription(for: request, redacted: false)
         #expect(raw.contains("password=it%27s"))
         #expect(raw.contains("Basic YWRhOnB3"))
-        #expect(throws: NetworkError.self) { try Switchboard().cURLDescription(for: Echo()) }
+        #expect(throws: NetworkError.self) { try Dispatcher().cURLDescription(for: Echo()) }
     }
 }

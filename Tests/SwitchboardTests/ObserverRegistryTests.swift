@@ -143,7 +143,7 @@ import Testing
     }
 
     @Test func nothingIsDeliveredAfterRemovalEvenIfAlreadyQueued() async throws {
-        let client = Switchboard()
+        let client = Dispatcher()
         let queue = DispatchQueue(label: "blocked")
         let listener = Listener()
         let token = client.addObserver(listener, for: Ping.self, on: .queue(queue)) { $0.heard($1) }
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func deallocatedObserverGetsNothingAndIsPruned() async throws {
-        let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let heard = Box(0)
         do {
             let listener = Listener()
@@ -170,7 +170,7 @@ import Testing
     }
 
     @Test func tokenCancelRemovesOnlyThatRegistration() {
-        let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let listener = Listener()
         let first = client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         client.addObserver(listener, for: Ping.self, on: .immediate) { l, _ in l.log.mutate { $0.append("closure") } }
@@ -181,7 +181,7 @@ import Testing
     }
 
     @Test func removeObserverForOneTypeLeavesItsOtherTypes() {
-        let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let listener = Listener()
         client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         client.addObserver(listener, for: Pong.self, on: .immediate) { $0.heardPong($1) }
@@ -193,7 +193,7 @@ import Testing
     }
 
     @Test func thousandObserversOnOneTypeEachGetEveryEventOnce() {
-        let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let listeners = (0..<1000).map { _ in Listener() }
         for listener in listeners { client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) } }
         for n in 0..<3 { client.registry.post(Self.succeeded(n)) }
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func concurrentAddRemoveWhileEventsFanOutIsSafe() async {
-        let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let steady = Listener()
         client.addObserver(steady, for: Ping.self, on: .immediate) { $0.heard($1) }
         let posts = 2000

@@ -44,39 +44,39 @@ import LoopbackServer
         // No form delivers a method reference anywhere but on the main actor.
         ("main-actor method reference delivered on a background queue", "extra argument 'on'", """
             @MainActor func f(vm: ViewModel) {
-                Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg), calling: ViewModel.changed)
+                Dispatcher.shared.addObserver(vm, for: Ping.self, on: .queue(bg), calling: ViewModel.changed)
             }
             """),
         ("non-Sendable observer's method on a background queue", "extra argument 'on'", """
             func f(plain: Plain) {
-                Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg), calling: Plain.changed)
+                Dispatcher.shared.addObserver(plain, for: Ping.self, on: .queue(bg), calling: Plain.changed)
             }
             """),
         ("non-Sendable observer in a closure on a background queue", "'Sendable'", """
             func f(plain: Plain) {
-                Switchboard.shared.addObserver(plain, for: Ping.self, on: .queue(bg)) { plain, _ in plain.count += 1 }
+                Dispatcher.shared.addObserver(plain, for: Ping.self, on: .queue(bg)) { plain, _ in plain.count += 1 }
             }
             """),
         ("non-Sendable observer delivered immediately", "'Sendable'", """
             func f(plain: Plain) {
-                Switchboard.shared.addObserver(plain, for: Ping.self, on: .immediate) { plain, _ in plain.count += 1 }
+                Dispatcher.shared.addObserver(plain, for: Ping.self, on: .immediate) { plain, _ in plain.count += 1 }
             }
             """),
         ("main-actor closure on a background queue", "Sendable closure", """
             @MainActor func f(vm: ViewModel) {
-                Switchboard.shared.addObserver(vm, for: Ping.self, on: .queue(bg)) { vm, _ in vm.count += 1 }
+                Dispatcher.shared.addObserver(vm, for: Ping.self, on: .queue(bg)) { vm, _ in vm.count += 1 }
             }
             """),
         ("non-Sendable observer registered off the main actor", "main actor-isolated", """
             func f(plain: Plain) {
-                Switchboard.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
+                Dispatcher.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
             }
             """),
         ("closure formed in main-actor code, touching main-actor state, on another queue", "Sendable closure", """
             @MainActor final class Screen {
                 var shown = 0
                 func register(metrics: Metrics) {
-                    Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in self.shown += 1 }
+                    Dispatcher.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in self.shown += 1 }
                 }
             }
             """),
@@ -87,25 +87,25 @@ import LoopbackServer
         @MainActor final class ProfileScreen {
             var names: [String] = []
             init() {
-                Switchboard.shared.addObserver(self, for: Ping.self, calling: ProfileScreen.changed)
-                Switchboard.shared.addObserver(self, for: Ping.self) { screen, event in screen.names.append("\\(event.sendID)") }
+                Dispatcher.shared.addObserver(self, for: Ping.self, calling: ProfileScreen.changed)
+                Dispatcher.shared.addObserver(self, for: Ping.self) { screen, event in screen.names.append("\\(event.sendID)") }
             }
             func changed(_ event: RequestEvent<Ping>) {
                 if case .succeeded(let response) = event.kind { names.append(response.json["name"].string ?? "") }
             }
         }
         @MainActor func fromMainActor(plain: Plain, metrics: Metrics, store: Store) {
-            Switchboard.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
-            Switchboard.shared.addObserver(plain, for: Ping.self) { plain, _ in plain.count += 1 }
-            Switchboard.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { metrics, event in metrics.changed(event) }
-            Switchboard.shared.addObserver(store, for: Ping.self, on: .immediate) { store, event in store.changed(event) }
+            Dispatcher.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
+            Dispatcher.shared.addObserver(plain, for: Ping.self) { plain, _ in plain.count += 1 }
+            Dispatcher.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { metrics, event in metrics.changed(event) }
+            Dispatcher.shared.addObserver(store, for: Ping.self, on: .immediate) { store, event in store.changed(event) }
         }
         func fromAnywhere(vm: ViewModel, metrics: Metrics) {
-            Switchboard.shared.addObserver(vm, for: Ping.self, calling: ViewModel.changed)
-            Switchboard.shared.addObserver(metrics, for: Ping.self, on: .main) { metrics, event in metrics.changed(event) }
+            Dispatcher.shared.addObserver(vm, for: Ping.self, calling: ViewModel.changed)
+            Dispatcher.shared.addObserver(metrics, for: Ping.self, on: .main) { metrics, event in metrics.changed(event) }
         }
         func fromAsync(plain: Plain) async {
-            await Switchboard.shared.addObserver(Plain(), for: Ping.self, calling: Plain.changed)
+            await Dispatcher.shared.addObserver(Plain(), for: Ping.self, calling: Plain.changed)
         }
         """
 
@@ -146,7 +146,7 @@ import LoopbackServer
         }
         DispatchQueue.main.setSpecific(key: mainKey, value: "main")
         let server = try LoopbackServer.standard()
-        let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL })
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL })
         let counter = Counter()
         client.addObserver(counter, for: Ping.self, calling: Counter.changed)
         _ = try? await client.response(for: Ping())
@@ -158,3 +158,34 @@ import LoopbackServer
 }
 
 private let mainKey = DispatchSpecificKey<String>()
+
+/// Module-qualified names: an app with its own `Request`, `Response`, `JSON` and `Configuration`
+/// still names Switchboard's.
+@Suite(.timeLimit(.minutes(2))) struct QualifiedNameTests {
+    @Test func switchboardsTypesQualifyInAnAppWithTypesOfTheSameNames() async throws {
+        let outcome = try await TypeChecker.check("""
+            import Switchboard
+
+            struct Request {}
+            struct Response {}
+            enum JSON {}
+            struct Configuration {}
+            final class Dispatcher {}
+
+            struct GetUser: Switchboard.Request {
+                var path: String { "/user" }
+            }
+            func use(_ response: Switchboard.Response<GetUser>, _ json: Switchboard.JSON, _ error: Switchboard.NetworkError) -> Switchboard.Configuration {
+                _ = (Request(), Response(), Configuration(), Dispatcher())
+                return Switchboard.Configuration { $0.timeout = 5 }
+            }
+            func send() {
+                let client = Switchboard.Dispatcher(configuration: Switchboard.Configuration())
+                client.send(GetUser())
+                Switchboard.Dispatcher.shared.send(GetUser()) { (result: Result<Switchboard.Response<GetUser>, Switchboard.NetworkError>) in _ = result }
+            }
+            """)
+        #expect(outcome.status == 0, "\(outcome.output)")
+        #expect(outcome.warnings.isEmpty, "\(outcome.warnings)")
+    }
+}

@@ -22,7 +22,7 @@ private struct UploadImage: Request {
 
 @MainActor private final class ProfileScreen {
     let names = Box<[String]>([])
-    init(_ switchboard: Switchboard) {
+    init(_ switchboard: Dispatcher) {
         switchboard.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
     }
     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {

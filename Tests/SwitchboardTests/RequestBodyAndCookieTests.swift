@@ -121,7 +121,7 @@ struct BlockingHook: ResponseHook {
             let transport = URLSessionTransport()
             let key = DispatchSpecificKey<String>()
             transport.queue.setSpecific(key: key, value: "switchboard.transport")
-            let client = Switchboard(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate }, transport: transport)
             let labels = Box<[String: String]>([:])
             client.addObserver(labels, for: Get.self, on: .immediate) { box, event in
                 guard event.isTerminal else { return }

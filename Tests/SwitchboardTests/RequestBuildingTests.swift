@@ -58,7 +58,7 @@ import FoundationNetworking
 
     @Test func relativeRequestWithoutBaseURLFailsWithInvalidRequestAndSendsNothing() async throws {
         try await withServer { server in
-            let client = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+            let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
             let error = await client.result(Echo()).failure
             guard case .invalidRequest(let reason) = error else {
                 Issue.record("expected invalidRequest, got \(String(describing: error))")

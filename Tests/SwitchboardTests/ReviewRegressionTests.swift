@@ -66,7 +66,7 @@ struct CustomWithCredentials: Request {
 
     @Test func aTransportThatCompletesInsidePerformStillRetriesAndFinishes() async throws {
         let transport = SynchronousTransport(failures: 2)
-        let client = Switchboard(configuration: Configuration {
+        let client = Dispatcher(configuration: Configuration {
             $0.baseURL = URL(string: "http://127.0.0.1:9")
             $0.callbackQueue = .immediate
             $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01)
@@ -151,7 +151,7 @@ struct CustomWithCredentials: Request {
     }
 
     @Test func concurrentConfigurationUpdatesAreNotLost() async {
-        let client = Switchboard()
+        let client = Dispatcher()
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
@@ -163,7 +163,7 @@ struct CustomWithCredentials: Request {
     }
 
     @Test func releasingADispatcherEndsItsEventStreams() async {
-        var client: Switchboard? = Switchboard()
+        var client: Dispatcher? = Dispatcher()
         let stream = client!.events(for: Ping.self)
         let task = Task { for await _ in stream {}; return true }
         client = nil
@@ -172,8 +172,8 @@ struct CustomWithCredentials: Request {
 
     @Test func tokensOfTwoDispatchersAreNotEqual() {
         let listener = Listener()
-        let a = Switchboard().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
-        let b = Switchboard().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        let a = Dispatcher().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        let b = Dispatcher().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         #expect(a != b)
         #expect(a == a)
     }

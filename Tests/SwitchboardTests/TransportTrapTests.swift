@@ -265,7 +265,7 @@ import Testing
         let server = try LoopbackServer.standard()
         let url = server.baseURL
         server.stop()
-        let client = Switchboard(configuration: Configuration { $0.baseURL = url; $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = url; $0.callbackQueue = .immediate })
         let error = await client.result(Get("/echo")).failure
         guard case .transport(let urlError) = error else {
             Issue.record("expected transport error, got \(String(describing: error))")

@@ -1,16 +1,16 @@
 import Foundation
 
-/// Settings shared by every request a ``Switchboard`` sends: the Swift form of `YTKNetworkConfig`.
+/// Settings shared by every request a ``Dispatcher`` sends: the Swift form of `YTKNetworkConfig`.
 ///
 /// ```swift
-/// Switchboard.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
-/// let client = Switchboard(configuration: Configuration {
+/// Dispatcher.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
+/// let client = Dispatcher(configuration: Configuration {
 ///     $0.baseURL = URL(string: "https://api.example.com/v2")
 ///     $0.callbackQueue = .queue(myQueue)
 /// })
 /// ```
 ///
-/// A dispatcher's configuration changes only through ``Switchboard/updateConfiguration(_:)``, an atomic
+/// A dispatcher's configuration changes only through ``Dispatcher/updateConfiguration(_:)``, an atomic
 /// update; each send uses the configuration as it was when it was sent. Every setting may change at
 /// any time: the transport settings (``maximumConnectionsPerHost``, ``cookies``) through a new
 /// URLSession, made at the next send.
@@ -116,7 +116,7 @@ public enum CallbackQueue: Sendable {
     case main
     /// A queue of yours. Use a serial queue so one observer sees one request's events in order.
     case queue(DispatchQueue)
-    /// At once, on the thread that produced the event: Switchboard's serial transport queue for progress
+    /// At once, on the thread that produced the event: Dispatcher's serial transport queue for progress
     /// and most results (a global queue for large bodies and when response hooks run); the thread that
     /// called `send` for `started`, for a request that could not be built and for a cancel before the
     /// first transfer; the thread that called `cancel()` between retries; a global queue when a

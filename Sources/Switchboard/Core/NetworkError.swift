@@ -30,7 +30,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     case timedOut(after: TimeInterval)
     /// No byte came for ``Configuration/idleTimeout`` seconds.
     case idleTimeout(after: TimeInterval)
-    /// The request was cancelled (``RequestHandle/cancel()``, ``Switchboard/cancelAll()`` or the
+    /// The request was cancelled (``RequestHandle/cancel()``, ``Dispatcher/cancelAll()`` or the
     /// calling Swift task's cancellation).
     case cancelled
     /// The connection failed: refused, lost mid-body (`networkConnectionLost`), a broken chunked

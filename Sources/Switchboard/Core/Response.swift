@@ -7,7 +7,7 @@ import FoundationNetworking
 /// from and how long it took.
 ///
 /// ```swift
-/// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
+/// let response = try await Dispatcher.shared.response(for: GetUserInfo(id: "123"))
 /// response.json["user"]["name"].string   // "User 123"
 /// let user = try response.decode(User.self, at: "user")
 /// ```

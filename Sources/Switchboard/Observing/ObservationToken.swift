@@ -1,6 +1,6 @@
-/// A registration in a ``Switchboard``'s observer registry. Keep it to remove that one registration
+/// A registration in a ``Dispatcher``'s observer registry. Keep it to remove that one registration
 /// with ``cancel()``; dropping it does not remove anything (observers are held weakly and leave the
-/// registry when they are deallocated, or with ``Switchboard/removeObserver(_:)``).
+/// registry when they are deallocated, or with ``Dispatcher/removeObserver(_:)``).
 ///
 /// The token is the registration itself (one allocation per `addObserver`, not two); its subclasses are
 /// internal.

@@ -106,7 +106,7 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
     }
 }
 
-/// An `AsyncStream` continuation (``Switchboard/events(for:)``), fed immediately on the posting thread.
+/// An `AsyncStream` continuation (``Dispatcher/events(for:)``), fed immediately on the posting thread.
 ///
 /// `@unchecked Sendable`: its only state is the continuation, which is `Sendable`.
 final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendable {

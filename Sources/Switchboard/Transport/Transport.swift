@@ -32,7 +32,7 @@ public protocol TransportTask: Sendable {
 
 /// Per-transfer settings.
 public struct TransferOptions: Sendable {
-    /// The attempt's deadline in seconds, for information: a ``Switchboard`` enforces it above the
+    /// The attempt's deadline in seconds, for information: a ``Dispatcher`` enforces it above the
     /// transport (it cancels the transfer when it passes), so a transport need not. ``URLSessionTransport``
     /// used on its own keeps no deadline but its idle timeout.
     public var timeout: TimeInterval

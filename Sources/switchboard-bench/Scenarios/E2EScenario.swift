@@ -110,7 +110,7 @@ enum E2EScenario {
                 $0.maximumConnectionsPerHost = concurrency
                 $0.idleTimeout = 30
             }
-            let observed = Switchboard(configuration: configuration)
+            let observed = Dispatcher(configuration: configuration)
             let observer = TerminalCounter()
             observed.addObserver(observer, for: SmallGet.self, on: .main) { $0.changed($1) }
             let send: Variant = ("send + observer", { counter, _ in
@@ -121,7 +121,7 @@ enum E2EScenario {
                     if !ok { counter.fail() }
                 }
             })
-            let awaited = Switchboard(configuration: configuration)
+            let awaited = Dispatcher(configuration: configuration)
             let async: Variant = ("response(for:)", { counter, _ in
                 while counter.take() {
                     do {

@@ -19,7 +19,7 @@ final class BenchObserver: @unchecked Sendable {
     func bump() { counter.pointee &+= 1 }
 }
 
-/// One event to N observers: Switchboard's registry against a plain closure array (the floor), a closure
+/// One event to N observers: Dispatcher's registry against a plain closure array (the floor), a closure
 /// array capturing its observers weakly (the floor for anything that doesn't keep observers alive) and
 /// NotificationCenter, with the same N.
 enum FanoutScenario {
@@ -32,7 +32,7 @@ enum FanoutScenario {
             let posts = max(1, deliveries / n)
             let observers = (0..<n).map { _ in BenchObserver() }
 
-            let switchboard = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+            let switchboard = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
             for observer in observers { switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) } }
 
             let closures: [(RequestEvent<BenchEventRequest>) -> Void] = observers.map { observer in { observer.changed($0) } }

@@ -8,7 +8,7 @@ enum RegistryScenario {
         let rounds = quick ? 2 : 9
         let pairs = quick ? 50_000 : 1_000_000
         let observer = BenchObserver()
-        let switchboard = Switchboard(configuration: Configuration { $0.callbackQueue = .immediate })
+        let switchboard = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let center = NotificationCenter()
         let name = Notification.Name("bench")
 

@@ -38,15 +38,15 @@ func stopOffPool(_ server: LoopbackServer) async {
 func makeClient(
     _ server: LoopbackServer,
     _ configure: (inout Configuration) -> Void = { _ in }
-) -> Switchboard {
+) -> Dispatcher {
     var configuration = Configuration()
     configuration.baseURL = server.baseURL
     configuration.callbackQueue = .immediate
     configure(&configuration)
-    return Switchboard(configuration: configuration)
+    return Dispatcher(configuration: configuration)
 }
 
-extension Switchboard {
+extension Dispatcher {
     /// Sends and awaits the result through the completion closure.
     func result<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
         await withCheckedContinuation { continuation in

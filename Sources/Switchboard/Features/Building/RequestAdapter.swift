@@ -53,7 +53,7 @@ public struct OutgoingRequest: Sendable {
 /// An adapter from a closure.
 ///
 /// ```swift
-/// Switchboard.shared.updateConfiguration {
+/// Dispatcher.shared.updateConfiguration {
 ///     $0.requestAdapters.append(ClosureRequestAdapter { request, _ in
 ///         request.headers["Authorization"] = "Bearer \(tokenStore.token)"
 ///     })

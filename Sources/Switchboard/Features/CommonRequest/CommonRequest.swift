@@ -1,12 +1,12 @@
 import Foundation
 
-/// The request type behind ``Switchboard/request(_:parameters:method:completion:)``, the one-call
+/// The request type behind ``Dispatcher/request(_:parameters:method:completion:)``, the one-call
 /// "common request" of seed 001: any path, any parameters, `GET` or `POST`, no type of its own.
 ///
 /// Observers of ad-hoc calls register for `CommonRequest.self` and tell the calls apart by path:
 ///
 /// ```swift
-/// Switchboard.shared.addObserver(self, for: CommonRequest.self) { screen, event in
+/// Dispatcher.shared.addObserver(self, for: CommonRequest.self) { screen, event in
 ///     guard event.request.path == "/api.php", case .succeeded(let response) = event else { return }
 ///     screen.show(response.json["list"])
 /// }
@@ -27,13 +27,13 @@ public struct CommonRequest: Request, Hashable {
     }
 }
 
-extension Switchboard {
+extension Dispatcher {
     /// Sends an ad-hoc request and hands back its JSON: seed 001's
     /// `defaultRequestWithUrl:withParameters:withMethod:withBlock:`, minus its pitfall: a failure is a
     /// typed ``NetworkError``, never an empty dictionary.
     ///
     /// ```swift
-    /// Switchboard.shared.request("/api.php", parameters: ["type": "List", "start": 0, "end": 3]) { result in
+    /// Dispatcher.shared.request("/api.php", parameters: ["type": "List", "start": 0, "end": 3]) { result in
     ///     switch result {
     ///     case .success(let json): print(json["list"])
     ///     case .failure(let error): print(error)

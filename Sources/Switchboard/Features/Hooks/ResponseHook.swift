@@ -50,7 +50,7 @@ public struct ResponseContext: Sendable {
 /// message: the pitfall seed 001 describes (`{"errorCode": 3, "message": "session expired"}`).
 ///
 /// ```swift
-/// Switchboard.shared.configuration.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))
+/// Dispatcher.shared.configuration.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))
 /// ```
 /// A body without the code key, or whose code is one of `successCodes`, passes.
 public struct APIErrorCodeHook: ResponseHook {

@@ -38,7 +38,7 @@ extension URLRequest {
     }
 }
 
-extension Switchboard {
+extension Dispatcher {
     /// The `curl` command line for `request` as this dispatcher would send it now (filters, headers and
     /// adapters applied), redacted by default so it is safe to log.
     /// - Throws: ``NetworkError/invalidRequest(reason:)`` when the request can't be built.

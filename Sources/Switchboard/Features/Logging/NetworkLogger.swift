@@ -41,7 +41,7 @@ public struct LogRecord: Sendable {
     }
 }
 
-/// Prints each line to standard output, prefixed with `[Switchboard #<id>]`.
+/// Prints each line to standard output, prefixed with `[Dispatcher #<id>]`.
 public struct ConsoleLogger: NetworkLogger {
     /// Creates a console logger.
     public init() {}

@@ -8,13 +8,13 @@
 ///   with the closure form, `addObserver(_:for:on:handler:)`, whose handler must be `@Sendable`.
 /// Registering a non-`Sendable` observer for another queue, or a main-actor closure for a background
 /// queue, does not compile.
-extension Switchboard {
+extension Dispatcher {
     /// Registers `observer` for every event of requests of type `R`, calling `method` on it on the main
     /// actor: the Swift form of an Objective-C callback selector.
     ///
     /// ```swift
     /// @MainActor final class ProfileScreen {
-    ///     init() { Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged) }
+    ///     init() { Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged) }
     ///     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) { … }
     /// }
     /// ```
@@ -45,7 +45,7 @@ extension Switchboard {
     ///
     /// ```swift
     /// @MainActor final class ProfileModel {
-    ///     func start() { Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileModel.changed) }
+    ///     func start() { Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileModel.changed) }
     ///     func changed(_ event: RequestEvent<GetUserInfo>) { … }
     /// }
     /// ```
@@ -69,7 +69,7 @@ extension Switchboard {
     /// needn't capture it).
     ///
     /// ```swift
-    /// Switchboard.shared.addObserver(self, for: GetUserInfo.self) { screen, event in screen.show(event) }
+    /// Dispatcher.shared.addObserver(self, for: GetUserInfo.self) { screen, event in screen.show(event) }
     /// ```
     /// - Parameters:
     ///   - observer: the object whose lifetime bounds the registration.
@@ -101,7 +101,7 @@ extension Switchboard {
     ///
     /// ```swift
     /// let metrics = Metrics()     // final class Metrics: Sendable
-    /// Switchboard.shared.addObserver(metrics, for: GetUserInfo.self, on: .queue(metricsQueue)) { metrics, event in
+    /// Dispatcher.shared.addObserver(metrics, for: GetUserInfo.self, on: .queue(metricsQueue)) { metrics, event in
     ///     metrics.record(event)
     /// }
     /// ```

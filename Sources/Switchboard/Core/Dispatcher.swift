@@ -7,27 +7,27 @@ import FoundationNetworking
 /// registered for the request's type (seed 002's MyURLClass, made one global, locked object).
 ///
 /// ```swift
-/// Switchboard.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
+/// Dispatcher.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
 ///
 /// @MainActor final class ProfileScreen {
 ///     init() {
-///         Switchboard.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
+///         Dispatcher.shared.addObserver(self, for: GetUserInfo.self, calling: ProfileScreen.userInfoChanged)
 ///     }
 ///     func userInfoChanged(_ event: RequestEvent<GetUserInfo>) {
 ///         if case .succeeded(let response) = event.kind { print(response.json["user"]["name"]) }
 ///     }
 /// }
 ///
-/// Switchboard.shared.send(GetUserInfo(id: "123"))                       // observers only
-/// Switchboard.shared.send(GetUserInfo(id: "123")) { result in … }       // and a closure
-/// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
+/// Dispatcher.shared.send(GetUserInfo(id: "123"))                       // observers only
+/// Dispatcher.shared.send(GetUserInfo(id: "123")) { result in … }       // and a closure
+/// let response = try await Dispatcher.shared.response(for: GetUserInfo(id: "123"))
 /// ```
 ///
 /// Every send ends in exactly one terminal event (succeeded, failed or cancelled), delivered once to each
 /// observer registered when it fired. Thread-safe: call anything from any thread.
-public final class Switchboard: Sendable {
+public final class Dispatcher: Sendable {
     /// The shared dispatcher, configured through ``updateConfiguration(_:)``.
-    public static let shared = Switchboard()
+    public static let shared = Dispatcher()
 
     private struct State {
         var configuration: Configuration
@@ -73,7 +73,7 @@ public final class Switchboard: Sendable {
     /// Changes the configuration atomically: concurrent updates never lose each other's changes.
     ///
     /// ```swift
-    /// Switchboard.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": "2.0"])) }
+    /// Dispatcher.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": "2.0"])) }
     /// ```
     /// Every setting applies to sends made afterwards. Transport settings
     /// (``Configuration/maximumConnectionsPerHost``, ``Configuration/cookies``) apply through a new

@@ -1,10 +1,10 @@
 /// Swift concurrency: awaiting one response, and streams of events.
-extension Switchboard {
+extension Dispatcher {
     /// Sends `request` and waits for its result. Cancelling the calling task cancels the send; a task
     /// already cancelled sends nothing.
     ///
     /// ```swift
-    /// let response = try await Switchboard.shared.response(for: GetUserInfo(id: "123"))
+    /// let response = try await Dispatcher.shared.response(for: GetUserInfo(id: "123"))
     /// ```
     /// Observers of `R` get the send's events as with ``send(_:completion:)``.
     /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
@@ -27,7 +27,7 @@ extension Switchboard {
     /// (the registration then leaves the registry). Events are yielded as they happen, in order.
     ///
     /// ```swift
-    /// for await event in Switchboard.shared.events(for: GetUserInfo.self) { … }
+    /// for await event in Dispatcher.shared.events(for: GetUserInfo.self) { … }
     /// ```
     public func events<R: Request>(
         for type: R.Type,
