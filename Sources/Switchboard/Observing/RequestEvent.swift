@@ -1,7 +1,8 @@
 /// Something that happened to one send of a request of type `R`, with the send it belongs to.
 ///
 /// Every send produces `started`, then (if the request ``Request/reportsProgress``) `progress` events,
-/// then exactly one terminal event: `succeeded`, `failed` or `cancelled`. An observer receives one
+/// (with the response cache, a `cached` event), then exactly one terminal event: `succeeded`, `failed`
+/// or `cancelled`. An observer receives one
 /// send's events in this order. ``sendID`` tells two concurrent sends of one type apart: it is the
 /// ``RequestHandle/id`` of the send, and ``Response/sendID`` of its response.
 ///
@@ -11,7 +12,7 @@
 ///     case .started: showSpinner(for: event.sendID)
 ///     case .succeeded(let response): show(response.json["user"])
 ///     case .failed(_, let error): show(error, afterAttempts: event.attempts)
-///     case .cancelled, .progress: break
+///     case .cancelled, .progress, .cached: break
 ///     }
 /// }
 /// ```
@@ -22,6 +23,10 @@ public struct RequestEvent<R: Request>: Sendable {
         case started(R)
         /// Bytes moved.
         case progress(R, TransferProgress)
+        /// A stored response, shown while the network is asked (the response cache's "cached, then
+        /// fresh"): never the last event of a send; a terminal event follows. Reserved now so that a
+        /// `switch` written today keeps compiling when the cache arrives; nothing sends it yet.
+        case cached(Response<R>)
         /// The request succeeded.
         case succeeded(Response<R>)
         /// The request failed.
@@ -50,14 +55,14 @@ public struct RequestEvent<R: Request>: Sendable {
     public var request: R {
         switch kind {
         case .started(let request), .progress(let request, _), .failed(let request, _), .cancelled(let request): request
-        case .succeeded(let response): response.request
+        case .succeeded(let response), .cached(let response): response.request
         }
     }
 
     /// Whether this is the last event of its send.
     public var isTerminal: Bool {
         switch kind {
-        case .started, .progress: false
+        case .started, .progress, .cached: false
         case .succeeded, .failed, .cancelled: true
         }
     }

@@ -23,6 +23,7 @@ final class Listener: Sendable {
         switch event.kind {
         case .started: "started"
         case .progress: "progress"
+        case .cached: "cached"
         case .succeeded: "succeeded"
         case .failed: "failed"
         case .cancelled: "cancelled"
