@@ -132,3 +132,55 @@ import Testing
         #expect(RetryPolicy.parseRetryAfter("soon", now: now) == nil)
     }
 }
+
+/// Retries and the request adapters: adapters run for every attempt; a cancel during a retry wait ends
+/// the send at once and lets it go.
+@Suite(.timeLimit(.minutes(1))) struct RetryAdapterTests {
+    /// A value whose lifetime shows whether the send that holds it was released.
+    final class Canary: Sendable {}
+
+    struct Flaky: Request {
+        var path: String
+        var canary: Canary? = nil
+        var retryPolicy: RetryPolicy? { RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0, maximumRetryAfter: 120) }
+    }
+
+    @Test func adaptersRunAgainForEveryAttempt() async throws {
+        try await withServer { server in
+            let seen = Box<[String]>([])
+            server.route(nil, "/fails-twice") { request in
+                let attempt = seen.mutate { value -> Int in value.append(request.header("X-Attempt") ?? "-"); return value.count }
+                return attempt < 3 ? .status(503) : .json(["ok": true])
+            }
+            let counter = Box(0)
+            let numbering = ClosureRequestAdapter { request, _ in
+                let n = counter.mutate { value -> Int in value += 1; return value }
+                request.headers["X-Attempt"] = "\(n)"
+            }
+            let response = try await makeClient(server) { $0.requestAdapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))
+            #expect(response.attempts == 3)
+            #expect(seen.value == ["1", "2", "3"], "each attempt was adapted anew: \(seen.value)")
+        }
+    }
+
+    @Test func aCancelDuringARetryWaitEndsTheSendAtOnceAndReleasesIt() async throws {
+        try await withServer { server in
+            server.route(nil, "/busy") { _ in ServerResponse(status: 503, headers: [("Retry-After", "60")], body: .data(Data("{}".utf8))) }
+            let client = makeClient(server)
+            let canary = WeakBox<Canary>()
+            let result = Box<Result<Response<Flaky>, NetworkError>?>(nil)
+            do {
+                let bird = Canary()
+                canary.set(bird)
+                client.send(Flaky(path: "/busy", canary: bird)) { value in result.mutate { $0 = value } }
+            }
+            #expect(await eventually(timeout: 20) { server.hits("/busy") == 1 })
+            try await Task.sleep(nanoseconds: 100_000_000)  // now waiting out the 60 s Retry-After
+            client.cancelAll()
+            #expect(await eventually(timeout: 20) { result.value != nil })
+            #expect(result.value?.failure?.isCancelled == true)
+            #expect(await eventually(timeout: 20) { canary.isEmpty }, "the cancelled send is still held (by its retry timer)")
+            #expect(server.hits("/busy") == 1)
+        }
+    }
+}

@@ -14,16 +14,29 @@ enum RequestBuilder {
     /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
     static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
+        try adapt(prepare(request, configuration: configuration), for: request, configuration: configuration)
+    }
+
+    /// The request before the adapters: built once per send.
+    struct Prepared: Sendable {
+        let urlRequest: URLRequest
+        /// Whether it came from `makeURLRequest` (then it still needs the final check).
+        let isCustom: Bool
+    }
+
+    /// Builds everything but the adapters (once per send).
+    static func prepare<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> Prepared {
         let base = try baseURL(of: request, configuration: configuration)
-        var urlRequest: URLRequest
+        if let custom = try custom(request, base: base) { return Prepared(urlRequest: custom, isCustom: true) }
+        return Prepared(urlRequest: try standard(request, base: base, configuration: configuration), isCustom: false)
+    }
+
+    /// Runs the request adapters on `prepared` (again for every attempt, so an adapter can put a fresh
+    /// token on a retry) and checks the result.
+    static func adapt<R: Request>(_ prepared: Prepared, for request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
+        let urlRequest = prepared.urlRequest
         // What `standard` builds is already checked; a custom or adapted request is checked at the end.
-        var needsCheck = false
-        if let custom = try custom(request, base: base) {
-            urlRequest = custom
-            needsCheck = true
-        } else {
-            urlRequest = try standard(request, base: base, configuration: configuration)
-        }
+        let needsCheck = prepared.isCustom
         let adapters = configuration.requestAdapters + request.requestAdapters
         if !adapters.isEmpty {
             var outgoing = try OutgoingRequest(urlRequest)

@@ -50,8 +50,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
         /// the grace period while it stops; `.max` otherwise.
         var deadline = UInt64.max
-        /// What the attempts send, and through which transport (for a retry after a deadline).
-        var route: (request: URLRequest, transport: any Transport)?
+        /// What the attempts send (before the adapters, which run again for each), and through which
+        /// transport.
+        var route: (prepared: RequestBuilder.Prepared, transport: any Transport)?
     }
 
     /// How long a transfer told to stop may take to report before the send ends without it.
@@ -101,15 +102,14 @@ final class RequestOperation<R: Request>: InFlightOperation {
         registry.post(RequestEvent<R>(.started(request), sendID: id))
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
-        let urlRequest: URLRequest
+        let prepared: RequestBuilder.Prepared
         do {
-            urlRequest = try RequestBuilder.build(request, configuration: configuration)
+            prepared = try RequestBuilder.prepare(request, configuration: configuration)
         } catch {
-            finish(.failure(error))
+            finish(.failure(error), attempts: 0)
             return
         }
-        log?.started(urlRequest)
-        attempt(1, urlRequest, on: transport)
+        attempt(1, prepared, on: transport)
     }
 
     /// Delivers `cancelled` if a cancel came while pending; returns whether it did.
@@ -123,14 +123,23 @@ final class RequestOperation<R: Request>: InFlightOperation {
         return cancelled
     }
 
-    private func attempt(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
+    /// Runs the adapters (for every attempt: a retry may carry a fresh token) and starts the transfer.
+    private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+        let urlRequest: URLRequest
+        do {
+            urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration)
+        } catch {
+            finish(.failure(error), attempts: number - 1)
+            return
+        }
+        if number == 1 { log?.started(urlRequest) }
         let timeout = request.timeout ?? configuration.timeout
         let proceed = state.withLock { state -> Bool in
             switch state.phase {
             case .pending, .waiting:
                 state.phase = .starting(attempt: number)
                 state.attempts = number
-                state.route = (urlRequest, transport)
+                state.route = (prepared, transport)
                 state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
                 return true
             default:
@@ -262,8 +271,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .retry(let delay):
             if let error = outcome.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
             guard let route = state.withLock({ $0.route }) else { return }
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-                attempt(number + 1, route.request, on: route.transport)
+            // Weakly: a send cancelled during the wait is finished and released at once (the
+            // dispatcher's in-flight table holds it until then).
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+                self?.attempt(number + 1, route.prepared, on: route.transport)
             }
         }
     }
@@ -342,14 +353,19 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
     }
 
-    /// Finishes a send that never reached a transfer (a request that could not be built).
-    private func finish(_ result: Result<Response<R>, NetworkError>) {
+    /// Finishes a send whose next attempt could not be built or adapted.
+    private func finish(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
         let first = state.withLock { state -> Bool in
-            if case .finished = state.phase { return false }
-            state.phase = .finished
-            return true
+            switch state.phase {
+            case .finished: return false
+            case .pending, .pendingCancelled, .waiting:
+                state.phase = .finished
+                return true
+            default:
+                return false
+            }
         }
-        if first { complete(result, attempts: 0) }
+        if first { complete(result, attempts: attempts) }
     }
 
     /// Runs the hooks and delivers the one terminal event; the state is already `finished`.

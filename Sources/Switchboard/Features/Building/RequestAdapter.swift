@@ -9,7 +9,9 @@ import FoundationNetworking
 /// also on a request's own ``Request/makeURLRequest(baseURL:)``. They change an ``OutgoingRequest``,
 /// whose headers are Switchboard's own ``HTTPHeaders``: a value with a CR, LF or NUL fails the send with
 /// ``NetworkError/invalidRequest(reason:)`` (on Linux, `URLRequest.setValue` would drop it silently and
-/// send the request without the header). They run on the thread that calls `send`, outside every lock.
+/// send the request without the header). They run again for every attempt, so a retry can carry a
+/// fresh token: for the first on the thread that calls `send`, for a retry on a global queue; always
+/// outside every lock.
 public protocol RequestAdapter: Sendable {
     /// Changes `request` in place.
     /// - Throws: any error; the send fails with ``NetworkError/invalidRequest(reason:)``.
