@@ -11,27 +11,29 @@ struct ConnectionHandler {
     let fd: Int32
     let core: ServerCore
 
-    func run() {
+    /// Serves until the connection ends; returns whether it must end with a reset.
+    @discardableResult
+    func run() -> Bool {
         var reader = ConnectionReader(fd: fd)
         while !core.stopSignal.isStopped {
             let head: HTTPRequestParser.Head
             let body: Data
             do {
-                guard let parsed = try HTTPRequestParser.readHead(from: &reader) else { return }
+                guard let parsed = try HTTPRequestParser.readHead(from: &reader) else { return false }
                 head = parsed
                 let framing = try HTTPRequestParser.framing(of: head)
                 if framing != .none,
                    head.header("Expect")?.lowercased().contains("100-continue") == true,
                    head.version == "HTTP/1.1" {
-                    guard SocketIO.sendAll(fd, Self.continueLine) else { return }
+                    guard SocketIO.sendAll(fd, Self.continueLine) else { return false }
                 }
                 body = try HTTPRequestParser.readBody(framing, from: &reader)
             } catch let rejection as HTTPRequestParser.Rejection {
                 let response = ResponseWriter.errorResponse(status: rejection.status, message: rejection.message)
                 _ = ResponseWriter.write(response, to: fd, headOnly: false, closeAfter: true, stopSignal: core.stopSignal)
-                return
+                return false
             } catch {
-                return // the peer closed mid-request
+                return false // the peer closed mid-request
             }
 
             var request = ServerRequest(method: head.method, target: head.target, version: head.version,
@@ -41,8 +43,13 @@ struct ConnectionHandler {
             let outcome = ResponseWriter.write(response, to: fd, headOnly: head.method == "HEAD",
                                                closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
                                                stopSignal: core.stopSignal)
-            if case .close = outcome { return }
+            switch outcome {
+            case .keepOpen: continue
+            case .close: return false
+            case .reset: return true
+            }
         }
+        return false
     }
 
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)

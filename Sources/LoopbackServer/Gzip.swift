@@ -24,6 +24,63 @@ public enum Gzip {
         return out
     }
 
+    /// A small gzip stream that decodes to `count` zero bytes (rounded to 1 + a multiple of 258): one
+    /// literal, then back-references of 258 bytes in a fixed-Huffman block, 13 bits each. A "gzip bomb"
+    /// for size-limit tests: 4 MiB of zeros take about 26 KB.
+    public static func zeros(_ count: Int) -> Data {
+        var bits = BitWriter()
+        bits.write(1, count: 1)  // BFINAL
+        bits.write(1, count: 2)  // BTYPE = 01, fixed Huffman
+        bits.writeCode(0x30, length: 8)  // the literal 0x00
+        let matches = max(0, (count - 1) / 258)
+        for _ in 0..<matches {
+            bits.writeCode(0b1100_0101, length: 8)  // length code 285: 258 bytes
+            bits.writeCode(0, length: 5)  // distance code 0: distance 1
+        }
+        bits.writeCode(0, length: 7)  // end of block (256)
+        let total = 1 + matches * 258
+        var out = Data([0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF])
+        out.append(contentsOf: bits.flushed)
+        appendLittleEndian(crc32OfZeros(total), to: &out)
+        appendLittleEndian(UInt32(truncatingIfNeeded: total), to: &out)
+        return out
+    }
+
+    /// Deflate's bit order: values least significant bit first, Huffman codes most significant first.
+    private struct BitWriter {
+        var bytes: [UInt8] = []
+        private var current: UInt8 = 0
+        private var used = 0
+
+        mutating func write(_ value: UInt32, count: Int) {
+            for index in 0..<count { put(UInt8((value >> index) & 1)) }
+        }
+
+        mutating func writeCode(_ code: UInt32, length: Int) {
+            for index in stride(from: length - 1, through: 0, by: -1) { put(UInt8((code >> index) & 1)) }
+        }
+
+        private mutating func put(_ bit: UInt8) {
+            current |= bit << used
+            used += 1
+            if used == 8 {
+                bytes.append(current)
+                current = 0
+                used = 0
+            }
+        }
+
+        var flushed: [UInt8] { used == 0 ? bytes : bytes + [current] }
+    }
+
+    private static func crc32OfZeros(_ count: Int) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for _ in 0..<count {
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+
     /// The content of a gzip stream made of stored blocks (what ``stored(_:)`` writes); `nil` for
     /// anything else (compressed blocks, a bad header or checksum).
     public static func unpackStored(_ gzip: Data) -> Data? {

@@ -6,6 +6,8 @@ enum ResponseWriter {
     enum Outcome {
         case keepOpen
         case close
+        /// Close with a TCP reset.
+        case reset
     }
 
     /// Writes `response` to `fd`.
@@ -25,6 +27,16 @@ enum ResponseWriter {
         case let .raw(bytes):
             _ = SocketIO.sendAll(fd, Array(bytes))
             return .close
+
+        case let .rawDrip(pieces, interval):
+            for (index, piece) in pieces.enumerated() {
+                if index > 0 && interval > 0 && !stopSignal.sleep(interval) { return .close }
+                guard SocketIO.sendAll(fd, Array(piece)) else { return .close }
+            }
+            return .close
+
+        case .reset:
+            return .reset
 
         case .never:
             while stopSignal.sleep(0.05) {

@@ -103,10 +103,15 @@ final class ServerCore: Sendable {
                 break
             }
             let thread = Thread { [self] in
-                ConnectionHandler(fd: fd, core: self).run()
+                let reset = ConnectionHandler(fd: fd, core: self).run()
                 // Forget the descriptor before closing it, so stop() never touches a reused number.
                 state.withLock { _ = $0.connections.remove(fd) }
-                SocketIO.gracefulClose(fd)
+                if reset {
+                    SocketIO.resetOnClose(fd)
+                    close(fd)
+                } else {
+                    SocketIO.gracefulClose(fd)
+                }
                 state.withLock { $0.connectionThreads -= 1 }
             }
             thread.name = "loopback-connection"

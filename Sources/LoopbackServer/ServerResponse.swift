@@ -24,6 +24,11 @@ public struct ServerResponse: Sendable {
         case raw(Data)
         /// Never answers: holds the connection open until the client closes it or the server stops.
         case never
+        /// Sends `pieces` exactly as given, waiting `interval` seconds between them, then closes: a
+        /// response dripped byte by byte, headers included.
+        case rawDrip([Data], interval: TimeInterval)
+        /// Resets the connection (TCP RST) without sending anything.
+        case reset
     }
 
     /// The status code, e.g. 200.

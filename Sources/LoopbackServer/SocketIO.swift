@@ -115,6 +115,12 @@ enum SocketIO {
         }
     }
 
+    /// Makes the next `close` of `fd` send a TCP reset instead of a graceful end.
+    static func resetOnClose(_ fd: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Whether the peer has closed `fd` (a non-blocking peek reads end of file or fails).
     static func peerClosed(_ fd: Int32) -> Bool {
         var byte: UInt8 = 0

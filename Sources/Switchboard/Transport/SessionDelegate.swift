@@ -94,7 +94,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let failure = state.failure { return .failure(failure) }
         if let error {
             let urlError = error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
-            if urlError.code == .unknown, let specific = specificCode(for: urlError, state: state) {
+            if [.unknown, .unsupportedURL, .badServerResponse].contains(urlError.code), let specific = specificCode(for: urlError, state: state), specific != urlError.code {
                 return .failure(.transport(URLError(specific, userInfo: [NSUnderlyingErrorKey: error, NSLocalizedDescriptionKey: urlError.localizedDescription])))
             }
             switch urlError.code {
@@ -121,9 +121,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// can't be decompressed.
     private static func specificCode(for error: URLError, state: TransferState) -> URLError.Code? {
         let message = error.localizedDescription.lowercased()
-        if message.contains("chunk") { return .cannotParseResponse }
         if message.contains("unencoding") || message.contains("content encoding") || message.contains("decompress") {
             return .cannotDecodeContentData
+        }
+        if message.contains("chunk") { return .cannotParseResponse }
+        if message.contains("empty reply") { return .networkConnectionLost }
+        if message.contains("http version") || message.contains("http/0.9") || message.contains("weird server reply") || message.contains("header") {
+            return .badServerResponse
         }
         if message.contains("transfer closed") || message.contains("outstanding read data") { return .networkConnectionLost }
         if let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected { return .networkConnectionLost }
@@ -148,6 +152,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return
         }
         guard let url = request.url else { return completionHandler(nil) }
+        // Only http and https: FoundationNetworking would follow `file:` or `data:` as a path on the
+        // same server, and `ftp:` elsewhere.
+        if let location = response.value(forHTTPHeaderField: "Location"), let scheme = URLResolver.scheme(of: location),
+            !["http", "https"].contains(scheme.lowercased())
+        {
+            state.failure = .transport(URLError(.unsupportedURL, userInfo: [
+                NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (only http and https are followed)",
+            ]))
+            completionHandler(nil)
+            task.cancel()
+            return
+        }
         var next = RedirectPolicy.next(after: state.currentRequest, status: response.statusCode, to: url)
         storeCookies(from: response, in: session)
         if RedirectPolicy.needsManualFollow(next) {

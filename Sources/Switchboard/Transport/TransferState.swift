@@ -106,7 +106,10 @@ final class TransferState: @unchecked Sendable {
     /// The expected body size, when the response says and the body isn't compressed (a compressed
     /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
     var expectedBytesToReceive: Int64? {
-        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isContentEncoded else { return nil }
+        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isContentEncoded,
+            // With Transfer-Encoding, its framing wins over a Content-Length (RFC 9112 §6.3).
+            response.value(forHTTPHeaderField: "Transfer-Encoding") == nil
+        else { return nil }
         return response.expectedContentLength
     }
 
