@@ -261,18 +261,6 @@ import Testing
         }
     }
 
-    @Test func connectionRefusedIsATransportError() async throws {
-        let server = try LoopbackServer.standard()
-        let url = server.baseURL
-        server.stop()
-        let client = Dispatcher(configuration: Configuration { $0.baseURL = url; $0.callbackQueue = .immediate })
-        let error = await client.result(Get("/echo")).failure
-        guard case .transport(let urlError) = error else {
-            Issue.record("expected transport error, got \(String(describing: error))")
-            return
-        }
-        #expect(urlError.code == .cannotConnectToHost || urlError.code == .networkConnectionLost || urlError.code == .cannotFindHost)
-    }
 }
 
 extension Request {
