@@ -28,6 +28,17 @@ struct GetImage: Request {
 }
 
 /// An endpoint that answers 500 with a JSON body.
+/// The signed-in user: needs a valid bearer token.
+struct GetMe: Request {
+    var path: String { "/me" }
+}
+
+/// Exchanges the refresh credential for a new access token (needs no access token itself).
+struct RefreshToken: Request {
+    var method: HTTPMethod { .post }
+    var path: String { "/auth/refresh" }
+}
+
 /// A request whose method is whatever it is given (the demo gives it one with a line break).
 struct OddMethod: Request {
     var method: HTTPMethod

@@ -68,6 +68,25 @@ enum CustomisationScenarios {
                 transcript.check(false, "expected a JSON shape failure, got \(result)")
             }
         },
+        DemoRunner.Scenario(title: "An expired token is refreshed on 401, once, and the request retried") { transcript in
+            let refreshes = RefreshCounter()
+            let auth = AuthenticationInterceptor(token: "expired-token", applies: { !($0 is RefreshToken) }) {
+                refreshes.increment()
+                let response = try await Dispatcher.shared.response(for: RefreshToken())
+                return response.json["token"].string ?? ""
+            }
+            Dispatcher.shared.updateConfiguration { $0.interceptors = [auth] }
+            defer { Dispatcher.shared.updateConfiguration { $0.interceptors = [] } }
+            async let first = Dispatcher.shared.response(for: GetMe())
+            async let second = Dispatcher.shared.response(for: GetMe())
+            do {
+                let (a, b) = try await (first, second)
+                transcript.say("  two requests got 401 with the expired token; \(refreshes.count) refresh; each retried: attempts \(a.attempts) and \(b.attempts)")
+                transcript.check(a.json["name"] == "Ada" && b.json["name"] == "Ada" && refreshes.count == 1, "one refresh for both, then both succeeded")
+            } catch {
+                transcript.check(false, "the refresh-on-401 pattern failed: \(error)")
+            }
+        },
         DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
             Dispatcher.shared.updateConfiguration { $0.responseHooks = [APIErrorCodeHook(codeKey: "errorCode", messageKey: "message")] }
             defer { Dispatcher.shared.updateConfiguration { $0.responseHooks = [] } }
@@ -87,4 +106,11 @@ enum CustomisationScenarios {
             transcript.check(response?.attempts == 3, "one send, one result, three attempts")
         },
     ]
+}
+
+/// Counts token refreshes, from any thread.
+final class RefreshCounter: Sendable {
+    private let value = Locked(0)
+    func increment() { value.withLock { $0 += 1 } }
+    var count: Int { value.withLock { $0 } }
 }

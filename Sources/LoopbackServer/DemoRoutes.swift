@@ -13,6 +13,11 @@ extension LoopbackServer {
         route("POST", "/events", DemoRoutes.events)
         route("POST", "/iphone/image/upload", DemoRoutes.uploadImage)
         route("POST", "/upload/images", DemoRoutes.uploadImages)
+        route("GET", "/me") { request in
+            request.header("Authorization") == "Bearer fresh-token"
+                ? .json(["name": "Ada", "id": "1"]) : .json(["error": "token expired"], status: 401)
+        }
+        route("POST", "/auth/refresh") { _ in .json(["token": "fresh-token"]) }
     }
 }
 

@@ -30,6 +30,7 @@ import Testing
                 "a failure is a typed error (HTTP 404), never an empty dictionary",
                 "error: $.user.id: expected integer, found string",
                 "error: API error 3: session expired",
+                "1 refresh; each retried: attempts 2 and 2",
                 "the server failed twice with 503, then answered: attempt 3",
             ] {
                 #expect(text.contains(expected), "transcript lacks \(expected.debugDescription)")

@@ -30,6 +30,10 @@ public struct Configuration: Sendable {
     /// Adapters every `URLRequest` passes through, in order (see ``RequestAdapter``). Default: none.
     public var requestAdapters: [any RequestAdapter] = []
 
+    /// Asynchronous interceptors of every attempt, in order, after the request adapters: token fetch
+    /// and refresh-on-401 (see ``RequestInterceptor``, ``AuthenticationInterceptor``). Default: none.
+    public var interceptors: [any RequestInterceptor] = []
+
     /// Hooks every result passes through, in order (see ``ResponseHook``). Default: none.
     public var responseHooks: [any ResponseHook] = []
 

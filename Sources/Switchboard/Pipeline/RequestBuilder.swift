@@ -145,7 +145,7 @@ enum RequestBuilder {
     }
 
     /// Checks the final request: an http(s) URL with a host, a token for a method, and sendable headers.
-    private static func check(url: URL, method: String, headers: HTTPHeaders) throws(NetworkError) {
+    static func check(url: URL, method: String, headers: HTTPHeaders) throws(NetworkError) {
         try URLResolver.check(url)
         guard HTTPMethod(rawValue: method).isToken else {
             throw .invalidRequest(reason: "method \(method.debugDescription) is not an HTTP token")

@@ -29,6 +29,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case pending
         /// Cancelled before the first attempt: `start` delivers `cancelled` after `started`.
         case pendingCancelled
+        /// The interceptors adapt this attempt's request, in `task` (the deadline runs).
+        case adapting(attempt: Int, task: Task<Void, Never>?)
         /// `transport.perform` for this attempt is being called.
         case starting(attempt: Int)
         /// This attempt's transfer runs.
@@ -53,6 +55,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         /// What the attempts send (before the adapters, which run again for each), and through which
         /// transport.
         var route: (prepared: RequestBuilder.Prepared, transport: any Transport)?
+        /// What the current attempt sent, for the interceptors' retry decision.
+        var sent: URLRequest?
+        /// Every failed attempt's error so far.
+        var errors: [NetworkError] = []
     }
 
     /// How long a transfer told to stop may take to report before the send ends without it.
@@ -68,6 +74,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let state = Locked(State())
     private let accessories: [any RequestAccessory]
     private let hooks: [any ResponseHook]
+    private let interceptors: [any RequestInterceptor]
     /// `nil` when logging is off, so a send without logging allocates nothing for it.
     private let log: RequestLog?
 
@@ -89,6 +96,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.onFinish = onFinish
         accessories = configuration.accessories + request.accessories
         hooks = (request.usesConfigurationResponseHooks ? configuration.responseHooks : []) + request.responseHooks
+        interceptors = configuration.interceptors
         log = configuration.logMode == .off ? nil : RequestLog(id: id, mode: configuration.logMode, logger: configuration.logger, redaction: configuration.redaction)
     }
 
@@ -132,24 +140,110 @@ final class RequestOperation<R: Request>: InFlightOperation {
             finish(.failure(error), attempts: number - 1)
             return
         }
-        if number == 1 { log?.started(urlRequest) }
         let timeout = request.timeout ?? configuration.timeout
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
+        if interceptors.isEmpty {
+            let proceed = state.withLock { state -> Bool in
+                switch state.phase {
+                case .pending, .waiting:
+                    state.phase = .starting(attempt: number)
+                    state.attempts = number
+                    state.route = (prepared, transport)
+                    state.deadline = deadline
+                    return true
+                default:
+                    return false  // cancelled (maybe by an observer of `started`) or finished
+                }
+            }
+            guard proceed else {
+                _ = takePendingCancel()
+                return
+            }
+            transfer(number, urlRequest, on: transport)
+        } else {
+            intercept(number, urlRequest, prepared: prepared, on: transport, deadline: deadline)
+        }
+    }
+
+    /// Runs the interceptors' `adapt` for attempt `number` in a task (the attempt's deadline runs, and a
+    /// cancel cancels the task), then starts the transfer.
+    private func intercept(_ number: Int, _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, on transport: any Transport, deadline: UInt64) {
         let proceed = state.withLock { state -> Bool in
             switch state.phase {
             case .pending, .waiting:
-                state.phase = .starting(attempt: number)
+                state.phase = .adapting(attempt: number, task: nil)
                 state.attempts = number
+                state.sent = nil
                 state.route = (prepared, transport)
-                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
+                state.deadline = deadline
                 return true
             default:
-                return false  // cancelled (maybe by an observer of `started`) or finished
+                return false
             }
         }
         guard proceed else {
             _ = takePendingCancel()
             return
         }
+        let task = Task { [self] in
+            var adapted: URLRequest
+            do {
+                var outgoing = try OutgoingRequest(urlRequest)
+                for interceptor in interceptors {
+                    do {
+                        outgoing = try await interceptor.adapt(outgoing, for: request)
+                    } catch let error as NetworkError {
+                        throw error
+                    } catch {
+                        throw NetworkError.invalidRequest(reason: "interceptor \(type(of: interceptor)) threw: \(error)")
+                    }
+                }
+                try RequestBuilder.check(url: outgoing.url, method: outgoing.method.rawValue, headers: outgoing.headers)
+                adapted = outgoing.urlRequest
+            } catch {
+                let failure = error as? NetworkError ?? .invalidRequest(reason: "\(error)")
+                let end = state.withLock { state -> NetworkError? in
+                    switch state.phase {
+                    case .adapting(let attempt, _) where attempt == number:
+                        state.phase = .finished
+                        return failure
+                    case .stopping(let attempt, let reason) where attempt == number:
+                        state.phase = .finished
+                        return reason
+                    default:
+                        return nil
+                    }
+                }
+                if let end { complete(.failure(end), attempts: number - 1) }
+                return
+            }
+            let stopped = state.withLock { state -> NetworkError?? in
+                switch state.phase {
+                case .adapting(let attempt, _) where attempt == number:
+                    state.phase = .starting(attempt: number)
+                    return .some(nil)
+                case .stopping(let attempt, let reason) where attempt == number:
+                    return .some(reason)
+                default:
+                    return .none
+                }
+            }
+            switch stopped {
+            case .none: return
+            case .some(nil): transfer(number, adapted, on: transport)
+            case .some(.some(let reason)): decide(.failure(reason), attempt: number)
+            }
+        }
+        state.withLock { state in
+            if case .adapting(let attempt, nil) = state.phase, attempt == number { state.phase = .adapting(attempt: number, task: task) }
+        }
+    }
+
+    /// Starts attempt `number`'s transfer; the state is `starting`.
+    private func transfer(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
+        if number == 1 { log?.started(urlRequest) }
+        if !interceptors.isEmpty { state.withLock { $0.sent = urlRequest } }
+        let timeout = request.timeout ?? configuration.timeout
         let options = TransferOptions(
             timeout: timeout,
             priority: request.priority.taskPriority,
@@ -237,7 +331,44 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// that came meanwhile wins.
     private func decide(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int) {
         // The retry policy is read before taking the lock (`retryPolicy` is the request's own code).
-        let delay: TimeInterval? = outcome.failure.flatMap { $0.isCancelled ? nil : retryDelay(after: number, error: $0) }
+        let policyDelay: TimeInterval? = outcome.failure.flatMap { $0.isCancelled ? nil : retryDelay(after: number, error: $0) }
+        guard !interceptors.isEmpty, let error = outcome.failure, !error.isCancelled else {
+            settle(outcome, attempt: number, delay: policyDelay)
+            return
+        }
+        // The interceptors have a say first; they may suspend (a token refresh), in a task. A cancel
+        // meanwhile still ends the send (the state stays `validating` or `stopping` until `settle`).
+        let context = state.withLock { state -> RetryContext? in
+            switch state.phase {
+            case .validating(let attempt) where attempt == number, .stopping(let attempt, _) where attempt == number:
+                state.errors.append(error)
+                guard let sent = state.sent, let outgoing = try? OutgoingRequest(sent) else { return nil }
+                return RetryContext(request: outgoing, original: request, error: error, attempt: number, errors: state.errors)
+            default:
+                return nil
+            }
+        }
+        guard let context else {
+            settle(outcome, attempt: number, delay: policyDelay)
+            return
+        }
+        Task { [self] in
+            var delay = policyDelay
+            for interceptor in interceptors {
+                switch await interceptor.retry(context) {
+                case .doNotRetry: continue
+                case .retry: delay = 0
+                case .retryAfter(let seconds): delay = max(0, seconds)
+                }
+                break
+            }
+            settle(outcome, attempt: number, delay: delay)
+        }
+    }
+
+    /// Ends attempt `number` with `outcome`: a retry after `delay`, or the send's end. Nothing happens
+    /// if the attempt already ended; a cancel that came meanwhile wins.
+    private func settle(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int, delay: TimeInterval?) {
         let (next, dropped) = state.withLock { state -> (TransferOutcome, Phase) in
             let before = state.phase
             switch state.phase {
@@ -292,6 +423,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
             switch state.phase {
             case .finished, .pendingCancelled:
                 return .none
+            case .adapting(let attempt, let task):
+                state.phase = .stopping(attempt: attempt, reason: .cancelled)
+                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
+                return .cancelAdapting(task)
             case .stopping(let attempt, let reason):
                 // A cancel during a deadline's stop turns it into a cancel.
                 if !reason.isCancelled { state.phase = .stopping(attempt: attempt, reason: .cancelled) }
@@ -316,6 +451,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .none: break
         case .deliver(let attempts): complete(.failure(.cancelled), attempts: attempts)
         case .cancelTask(let task): task.cancel()
+        case .cancelAdapting(let task): task?.cancel()
         }
     }
 
@@ -330,6 +466,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
                 state.deadline = grace
                 return .none  // `attempt` cancels the task once `perform` returns
+            case .adapting(let attempt, let task):
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.deadline = grace
+                return .cancelAdapting(task)
             case .running(let attempt, let task):
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
                 state.deadline = grace
@@ -347,6 +487,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
             break
         case .stop(let task):
             task.cancel()
+        case .cancelAdapting(let task):
+            task?.cancel()
         case .endWithoutTransport(let attempt, let reason):
             // Off the sweeper's queue: delivering runs user code (`.immediate` observers).
             DispatchQueue.global().async { [self] in decide(.failure(reason), attempt: attempt) }
@@ -429,7 +571,7 @@ private enum TransferOutcome {
 
 /// What a cancel does once the state is updated.
 private enum CancelAction {
-    case none, deliver(attempts: Int), cancelTask(any TransportTask)
+    case none, deliver(attempts: Int), cancelTask(any TransportTask), cancelAdapting(Task<Void, Never>?)
 }
 
 /// What the sweeper does to an operation.
@@ -437,6 +579,8 @@ private enum ExpireAction {
     case none
     /// Tell the transfer to stop (its deadline passed).
     case stop(any TransportTask)
+    /// Cancel the interceptors' task (the deadline passed while they adapted).
+    case cancelAdapting(Task<Void, Never>?)
     /// The transfer didn't report its stop in time: end the attempt without it.
     case endWithoutTransport(attempt: Int, reason: NetworkError)
 }

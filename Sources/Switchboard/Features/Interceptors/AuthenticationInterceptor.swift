@@ -1,0 +1,113 @@
+import Foundation
+
+/// Puts a token on every attempt and refreshes it once when the server answers 401: the
+/// refresh-on-401 pattern an app with a login needs.
+///
+/// ```swift
+/// let auth = AuthenticationInterceptor(token: keychain.accessToken) {
+///     try await api.refreshAccessToken()          // returns the new token; throw if the login is gone
+/// }
+/// Dispatcher.shared.updateConfiguration { $0.interceptors = [auth] }
+/// ```
+/// - The token goes in `Authorization: Bearer <token>` (the header and prefix are configurable).
+/// - Without a token yet, the first request fetches one with `refresh`.
+/// - On a 401 (``NetworkError/unauthorized(_:)``) for the token in use, the token is refreshed and the
+///   request is retried once with the new one. Concurrent 401s share one refresh. A 401 for a token
+///   that was already replaced is retried at once with the current one. A second 401 for the same
+///   request, or a refresh that throws, ends the send with the 401.
+/// - Requests for which `applies` is false (the refresh call itself, public endpoints) are left alone.
+///   A refresh that sends through the same dispatcher must be one of them: otherwise, without a token,
+///   it would wait for itself.
+public final class AuthenticationInterceptor: RequestInterceptor {
+    private let header: String
+    private let prefix: String
+    private let applies: @Sendable (any Request) -> Bool
+    private let store: TokenStore
+
+    /// Creates the interceptor.
+    /// - Parameters:
+    ///   - token: the token to start with, if the app has one.
+    ///   - header: the header the token goes in. Default: `Authorization`.
+    ///   - prefix: what precedes the token in it. Default: `Bearer `.
+    ///   - applies: which requests get the token. Default: all.
+    ///   - refresh: fetches a new token; runs once at a time, however many requests need one.
+    public init(
+        token: String? = nil,
+        header: String = "Authorization",
+        prefix: String = "Bearer ",
+        applies: @escaping @Sendable (any Request) -> Bool = { _ in true },
+        refresh: @escaping @Sendable () async throws -> String
+    ) {
+        self.header = header
+        self.prefix = prefix
+        self.applies = applies
+        store = TokenStore(token: token, refresh: refresh)
+    }
+
+    /// The token in use now, if any.
+    public var token: String? {
+        get async { await store.token }
+    }
+
+    /// Sets the header from the current token (fetching one first if there is none).
+    public func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+        guard applies(original) else { return request }
+        var adapted = request
+        adapted.headers[header] = prefix + (try await store.current())
+        return adapted
+    }
+
+    /// Retries a first 401 with a refreshed (or already replaced) token.
+    public func retry(_ context: RetryContext) async -> RetryDecision {
+        guard case .unauthorized = context.error, applies(context.original) else { return .doNotRetry }
+        // Once per request: a second 401 means the new token is refused too.
+        guard context.errors.filter({ if case .unauthorized = $0 { true } else { false } }).count == 1 else { return .doNotRetry }
+        let sent = context.request.headers[header].map { String($0.dropFirst(prefix.count)) }
+        do {
+            try await store.replace(sent)
+            return .retry
+        } catch {
+            return .doNotRetry
+        }
+    }
+}
+
+/// The token and the one refresh that may be running.
+private actor TokenStore {
+    private(set) var token: String?
+    private var refreshing: Task<String, any Error>?
+    private let refresh: @Sendable () async throws -> String
+
+    init(token: String?, refresh: @escaping @Sendable () async throws -> String) {
+        self.token = token
+        self.refresh = refresh
+    }
+
+    /// The token, fetched first if there is none.
+    func current() async throws -> String {
+        if let token { return token }
+        return try await refreshed()
+    }
+
+    /// Replaces `rejected` with a new token, unless it was replaced already.
+    func replace(_ rejected: String?) async throws {
+        if let token, token != rejected { return }
+        _ = try await refreshed()
+    }
+
+    /// Joins the running refresh, or starts one.
+    private func refreshed() async throws -> String {
+        if let refreshing { return try await refreshing.value }
+        let task = Task { try await refresh() }
+        refreshing = task
+        defer { refreshing = nil }
+        do {
+            let fresh = try await task.value
+            token = fresh
+            return fresh
+        } catch {
+            token = nil
+            throw error
+        }
+    }
+}

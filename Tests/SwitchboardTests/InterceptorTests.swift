@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// The async interceptor chain: tokens fetched and refreshed on 401 (once for concurrent 401s, each
+/// request retried once), retriers, and cancels and deadlines while an interceptor suspends.
+@Suite(.timeLimit(.minutes(1))) struct InterceptorTests {
+    /// Installs `/secure`, which answers 200 only to `Authorization: Bearer <valid>`, else 401.
+    static func installSecure(on server: LoopbackServer, valid: Box<String>, seen: Box<[String]>) {
+        server.route(nil, "/secure") { request in
+            let header = request.header("Authorization") ?? "-"
+            seen.mutate { $0.append(header) }
+            return header == "Bearer \(valid.value)" ? .json(["ok": true]) : .json(["error": "expired"], status: 401)
+        }
+    }
+
+    @Test func concurrent401sShareOneRefreshAndEachRequestIsRetriedOnce() async throws {
+        try await withServer { server in
+            let valid = Box("T1"), seen = Box<[String]>([]), refreshes = Box(0)
+            Self.installSecure(on: server, valid: valid, seen: seen)
+            let auth = AuthenticationInterceptor(token: "T0") {
+                refreshes.mutate { $0 += 1 }
+                try await Task.sleep(nanoseconds: 100_000_000)
+                return "T1"
+            }
+            let client = makeClient(server) { $0.interceptors = [auth] }
+            let responses = try await withThrowingTaskGroup(of: Response<Get>.self) { group in
+                for _ in 0..<5 { group.addTask { try await client.response(for: Get("/secure")) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(responses.count == 5)
+            #expect(responses.allSatisfy { $0.attempts == 2 })
+            #expect(refreshes.value == 1, "one refresh for five 401s")
+            #expect(seen.value.filter { $0 == "Bearer T0" }.count == 5 && seen.value.filter { $0 == "Bearer T1" }.count == 5)
+            #expect(await auth.token == "T1")
+        }
+    }
+
+    @Test func withoutATokenTheFirstRequestFetchesOne() async throws {
+        try await withServer { server in
+            let valid = Box("fresh"), seen = Box<[String]>([]), refreshes = Box(0)
+            Self.installSecure(on: server, valid: valid, seen: seen)
+            let auth = AuthenticationInterceptor { refreshes.mutate { $0 += 1 }; return "fresh" }
+            let response = try await makeClient(server) { $0.interceptors = [auth] }.response(for: Get("/secure"))
+            #expect(response.attempts == 1)
+            #expect(refreshes.value == 1)
+        }
+    }
+
+    @Test func aRefusedNewTokenOrAFailedRefreshEndsWithThe401() async throws {
+        struct LoggedOut: Error {}
+        try await withServer { server in
+            let valid = Box("never"), seen = Box<[String]>([])
+            Self.installSecure(on: server, valid: valid, seen: seen)
+            // The new token is refused too: one retry, then the 401; no loop.
+            let refused = AuthenticationInterceptor(token: "T0") { "T1" }
+            let first = await makeClient(server) { $0.interceptors = [refused] }.result(Get("/secure")).failure
+            #expect(first?.statusCode == 401)
+            #expect(seen.value == ["Bearer T0", "Bearer T1"])
+            // The refresh throws: the 401 stands, after one attempt.
+            let failing = AuthenticationInterceptor(token: "T0") { throw LoggedOut() }
+            let client = makeClient(server) { $0.interceptors = [failing] }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let second = await client.result(Get("/secure")).failure
+            guard case .unauthorized = second else {
+                Issue.record("expected unauthorized, got \(String(describing: second))")
+                return
+            }
+            #expect(log.events.last?.attempts == 1)
+        }
+    }
+
+    /// An interceptor that suspends in `adapt` until released (or cancelled), and retries a 503 after
+    /// a short wait.
+    struct Suspending: RequestInterceptor {
+        let release: Box<Bool>
+        func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+            while !release.value {
+                try await Task.sleep(nanoseconds: 5_000_000)
+            }
+            return request
+        }
+        func retry(_ context: RetryContext) async -> RetryDecision {
+            context.error.statusCode == 503 && context.attempt < 3 ? .retryAfter(0.01) : .doNotRetry
+        }
+    }
+
+    @Test func aCancelOrADeadlineWhileAnInterceptorSuspendsEndsTheSend() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.interceptors = [Suspending(release: Box(false))] }
+            let result = Box<Result<Response<Get>, NetworkError>?>(nil)
+            let handle = client.send(Get("/echo")) { value in result.mutate { $0 = value } }
+            try await Task.sleep(nanoseconds: 50_000_000)
+            handle.cancel()
+            #expect(await eventually(timeout: 20) { result.value != nil })
+            #expect(result.value?.failure?.isCancelled == true)
+            let timedOut = await client.result(Get("/echo").with(\.timeout, 0.3)).failure
+            guard case .timedOut = timedOut else {
+                Issue.record("expected timedOut, got \(String(describing: timedOut))")
+                return
+            }
+            #expect(server.totalRequests == 0)
+        }
+    }
+
+    @Test func aRetrierDecidesBeforeThePolicy() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.interceptors = [Suspending(release: Box(true))] }
+            let response = await client.result(Get("/status/503"))
+            #expect(response.failure?.statusCode == 503)
+            #expect(server.hits("/status/503") == 3, "retried twice by the interceptor, though the policy is .none")
+        }
+    }
+}
