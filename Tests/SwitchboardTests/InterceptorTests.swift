@@ -118,3 +118,68 @@ import Testing
         }
     }
 }
+
+/// Interceptors that never finish can't hold a send past its deadline or a cancel.
+@Suite(.timeLimit(.minutes(1))) struct InterceptorBoundsTests {
+    /// Retries by sleeping until cancelled, then says retry.
+    struct Stubborn: RequestInterceptor {
+        func retry(_ context: RetryContext) async -> RetryDecision {
+            while !Task.isCancelled { try? await Task.sleep(nanoseconds: 5_000_000) }
+            return .retry
+        }
+    }
+
+    @Test func aRetryDecisionThatNeverComesEndsAtTheDeadlineWithTheAttemptsOutcome() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.interceptors = [Stubborn()] }
+            let started = Date()
+            let error = await client.result(Get("/status/503").with(\.timeout, 0.3)).failure
+            #expect(error?.statusCode == 503, "\(String(describing: error))")
+            #expect(Date().timeIntervalSince(started) < 20)
+            #expect(server.hits("/status/503") == 1)
+        }
+    }
+
+    @Test func aCancelWhileInterceptorsDecideEndsTheSendAtOnce() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.interceptors = [Stubborn()] }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let handle = client.send(Get("/status/503").with(\.timeout, 300))
+            #expect(await eventually(timeout: 20) { server.hits("/status/503") == 1 })
+            try await Task.sleep(nanoseconds: 50_000_000)
+            handle.cancel()
+            #expect(await eventually(timeout: 20) { log.events.last?.isTerminal == true })
+            #expect(log.events.last.map { Listener.name($0) } == "cancelled")
+            #expect(log.events.last?.attempts == 1)
+        }
+    }
+
+    @Test func aCancelBeforeAnyTransferReportsNoAttempts() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.interceptors = [InterceptorTests.Suspending(release: Box(false))] }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let handle = client.send(Get("/echo"))
+            try await Task.sleep(nanoseconds: 50_000_000)
+            handle.cancel()
+            #expect(await eventually(timeout: 20) { log.events.last?.isTerminal == true })
+            #expect(log.events.last?.attempts == 0)
+        }
+    }
+
+    @Test func aRefreshThatHangsEndsWithThe401AfterItsTimeout() async throws {
+        try await withServer { server in
+            let valid = Box("T1"), seen = Box<[String]>([])
+            InterceptorTests.installSecure(on: server, valid: valid, seen: seen)
+            let auth = AuthenticationInterceptor(token: "T0", refreshTimeout: 0.2) {
+                try await Task.sleep(nanoseconds: 60_000_000_000)
+                return "T1"
+            }
+            let started = Date()
+            let error = await makeClient(server) { $0.interceptors = [auth] }.result(Get("/secure")).failure
+            #expect(error?.statusCode == 401)
+            #expect(Date().timeIntervalSince(started) < 20)
+        }
+    }
+}

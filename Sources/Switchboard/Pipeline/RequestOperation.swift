@@ -37,6 +37,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case running(attempt: Int, task: any TransportTask)
         /// This attempt's transfer ended; its response is being validated (the deadline no longer runs).
         case validating(attempt: Int)
+        /// The interceptors decide whether failed attempt `attempt` is retried, in `task`. A cancel ends
+        /// the send at once; so does the deadline (with the outcome as the retry policy has it).
+        case deciding(attempt: Int, task: Task<Void, Never>?)
         /// Waiting to retry.
         case waiting
         /// Attempt `attempt` was told to stop, because of `reason` (a cancel or its deadline); its
@@ -47,8 +50,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     private struct State {
         var phase = Phase.pending
-        /// Attempts started so far.
+        /// The attempt in progress (or the last one), from 1.
         var attempts = 0
+        /// Transfers started so far: what the terminal event reports as `attempts`.
+        var transfers = 0
         /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
         /// the grace period while it stops; `.max` otherwise.
         var deadline = UInt64.max
@@ -59,10 +64,15 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var sent: URLRequest?
         /// Every failed attempt's error so far.
         var errors: [NetworkError] = []
+        /// While deciding: the attempt's outcome and the retry policy's delay, for the deadline.
+        var undecided: (outcome: Result<Response<R>, NetworkError>, policyDelay: TimeInterval?)?
     }
 
     /// How long a transfer told to stop may take to report before the send ends without it.
     static var stopGrace: UInt64 { 1_000_000_000 }
+
+    /// The most attempts a send makes, whatever interceptors decide.
+    static var maximumAttempts: Int { 16 }
 
     let id: UInt64
     let request: R
@@ -75,6 +85,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let accessories: [any RequestAccessory]
     private let hooks: [any ResponseHook]
     private let interceptors: [any RequestInterceptor]
+    /// The deadline of each attempt, in seconds (the request's, read once: no user code under the lock).
+    private let timeout: TimeInterval
     /// `nil` when logging is off, so a send without logging allocates nothing for it.
     private let log: RequestLog?
 
@@ -97,6 +109,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         accessories = configuration.accessories + request.accessories
         hooks = (request.usesConfigurationResponseHooks ? configuration.responseHooks : []) + request.responseHooks
         interceptors = configuration.interceptors
+        timeout = request.timeout ?? configuration.timeout
         log = configuration.logMode == .off ? nil : RequestLog(id: id, mode: configuration.logMode, logger: configuration.logger, redaction: configuration.redaction)
     }
 
@@ -114,7 +127,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         do {
             prepared = try RequestBuilder.prepare(request, configuration: configuration)
         } catch {
-            finish(.failure(error), attempts: 0)
+            finish(.failure(error))
             return
         }
         attempt(1, prepared, on: transport)
@@ -127,7 +140,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             state.phase = .finished
             return true
         }
-        if cancelled { complete(.failure(.cancelled), attempts: 0) }
+        if cancelled { complete(.failure(.cancelled)) }
         return cancelled
     }
 
@@ -137,7 +150,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         do {
             urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration)
         } catch {
-            finish(.failure(error), attempts: number - 1)
+            finish(.failure(error))
             return
         }
         let timeout = request.timeout ?? configuration.timeout
@@ -147,6 +160,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 switch state.phase {
                 case .pending, .waiting:
                     state.phase = .starting(attempt: number)
+                    state.transfers += 1
                     state.attempts = number
                     state.route = (prepared, transport)
                     state.deadline = deadline
@@ -202,25 +216,27 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 adapted = outgoing.urlRequest
             } catch {
                 let failure = error as? NetworkError ?? .invalidRequest(reason: "\(error)")
-                let end = state.withLock { state -> NetworkError? in
+                let end = state.withLock { state -> (error: NetworkError, stopped: Bool)? in
                     switch state.phase {
                     case .adapting(let attempt, _) where attempt == number:
                         state.phase = .finished
-                        return failure
+                        return (failure, false)
                     case .stopping(let attempt, let reason) where attempt == number:
-                        state.phase = .finished
-                        return reason
+                        return (reason, true)  // a cancel or the deadline: ended as such (a retry may follow a deadline)
                     default:
                         return nil
                     }
                 }
-                if let end { complete(.failure(end), attempts: number - 1) }
+                if let end {
+                    if end.stopped { decide(.failure(end.error), attempt: number) } else { complete(.failure(end.error)) }
+                }
                 return
             }
             let stopped = state.withLock { state -> NetworkError?? in
                 switch state.phase {
                 case .adapting(let attempt, _) where attempt == number:
                     state.phase = .starting(attempt: number)
+                    state.transfers += 1
                     return .some(nil)
                 case .stopping(let attempt, let reason) where attempt == number:
                     return .some(reason)
@@ -234,9 +250,18 @@ final class RequestOperation<R: Request>: InFlightOperation {
             case .some(.some(let reason)): decide(.failure(reason), attempt: number)
             }
         }
-        state.withLock { state in
-            if case .adapting(let attempt, nil) = state.phase, attempt == number { state.phase = .adapting(attempt: number, task: task) }
+        let cancelNow = state.withLock { state -> Bool in
+            switch state.phase {
+            case .adapting(let attempt, nil) where attempt == number:
+                state.phase = .adapting(attempt: number, task: task)
+                return false
+            case .stopping(let attempt, _) where attempt == number:
+                return true  // a cancel or the deadline came before the task was stored
+            default:
+                return false
+            }
         }
+        if cancelNow { task.cancel() }
     }
 
     /// Starts attempt `number`'s transfer; the state is `starting`.
@@ -332,17 +357,21 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func decide(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int) {
         // The retry policy is read before taking the lock (`retryPolicy` is the request's own code).
         let policyDelay: TimeInterval? = outcome.failure.flatMap { $0.isCancelled ? nil : retryDelay(after: number, error: $0) }
-        guard !interceptors.isEmpty, let error = outcome.failure, !error.isCancelled else {
+        guard !interceptors.isEmpty, let error = outcome.failure, !error.isCancelled, number < Self.maximumAttempts else {
             settle(outcome, attempt: number, delay: policyDelay)
             return
         }
-        // The interceptors have a say first; they may suspend (a token refresh), in a task. A cancel
-        // meanwhile still ends the send (the state stays `validating` or `stopping` until `settle`).
+        // The interceptors have a say first; they may suspend (a token refresh), in a task, in the
+        // `deciding` phase: a cancel ends the send at once, and so does the deadline.
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
         let context = state.withLock { state -> RetryContext? in
             switch state.phase {
             case .validating(let attempt) where attempt == number, .stopping(let attempt, _) where attempt == number:
-                state.errors.append(error)
                 guard let sent = state.sent, let outgoing = try? OutgoingRequest(sent) else { return nil }
+                state.errors.append(error)
+                state.phase = .deciding(attempt: number, task: nil)
+                state.undecided = (outcome, policyDelay)
+                state.deadline = deadline
                 return RetryContext(request: outgoing, original: request, error: error, attempt: number, errors: state.errors)
             default:
                 return nil
@@ -352,7 +381,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             settle(outcome, attempt: number, delay: policyDelay)
             return
         }
-        Task { [self] in
+        let task = Task { [self] in
             var delay = policyDelay
             for interceptor in interceptors {
                 switch await interceptor.retry(context) {
@@ -362,17 +391,33 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 }
                 break
             }
-            settle(outcome, attempt: number, delay: delay)
+            settle(outcome, attempt: number, delay: delay, decidedByInterceptors: true)
         }
+        let cancelNow = state.withLock { state -> Bool in
+            switch state.phase {
+            case .deciding(let attempt, nil) where attempt == number:
+                state.phase = .deciding(attempt: number, task: task)
+                return false
+            case .deciding, .validating, .running, .starting, .adapting, .waiting:
+                return false
+            default:
+                return true  // ended meanwhile (a cancel): the decision is not needed
+            }
+        }
+        if cancelNow { task.cancel() }
     }
 
     /// Ends attempt `number` with `outcome`: a retry after `delay`, or the send's end. Nothing happens
     /// if the attempt already ended; a cancel that came meanwhile wins.
-    private func settle(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int, delay: TimeInterval?) {
+    /// `decidedByInterceptors`: the interceptors' decision, which counts only while they are still
+    /// asked (not after the deadline took the decision from them).
+    private func settle(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int, delay: TimeInterval?, decidedByInterceptors: Bool = false) {
         let (next, dropped) = state.withLock { state -> (TransferOutcome, Phase) in
             let before = state.phase
             switch state.phase {
-            case .validating(let attempt) where attempt == number:
+            case .deciding(let attempt, _) where attempt == number && decidedByInterceptors:
+                state.undecided = nil
+            case .validating(let attempt) where attempt == number && !decidedByInterceptors:
                 break
             case .stopping(let attempt, let reason) where attempt == number:
                 if reason.isCancelled {
@@ -396,9 +441,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .ignore:
             return
         case .cancelled:
-            complete(.failure(.cancelled), attempts: number)
+            complete(.failure(.cancelled))
         case .finish:
-            complete(outcome, attempts: number)
+            complete(outcome)
         case .retry(let delay):
             if let error = outcome.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
             guard let route = state.withLock({ $0.route }) else { return }
@@ -423,20 +468,25 @@ final class RequestOperation<R: Request>: InFlightOperation {
             switch state.phase {
             case .finished, .pendingCancelled:
                 return .none
+            case .deciding(_, let task):
+                state.phase = .finished
+                state.undecided = nil
+                return .cancelDeciding(task)
             case .adapting(let attempt, let task):
                 state.phase = .stopping(attempt: attempt, reason: .cancelled)
                 state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
                 return .cancelAdapting(task)
             case .stopping(let attempt, let reason):
-                // A cancel during a deadline's stop turns it into a cancel.
+                // A cancel during a deadline's stop turns it into a cancel, within the grace period.
                 if !reason.isCancelled { state.phase = .stopping(attempt: attempt, reason: .cancelled) }
+                state.deadline = min(state.deadline, DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace)
                 return .none
             case .pending:
                 state.phase = .pendingCancelled
                 return .none
             case .waiting:
                 state.phase = .finished
-                return .deliver(attempts: state.attempts)
+                return .deliver
             case .starting(let attempt), .validating(let attempt):
                 state.phase = .stopping(attempt: attempt, reason: .cancelled)
                 state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
@@ -449,34 +499,45 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
         switch action {
         case .none: break
-        case .deliver(let attempts): complete(.failure(.cancelled), attempts: attempts)
+        case .deliver: complete(.failure(.cancelled))
         case .cancelTask(let task): task.cancel()
         case .cancelAdapting(let task): task?.cancel()
+        case .cancelDeciding(let task):
+            task?.cancel()
+            complete(.failure(.cancelled))
         }
     }
 
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
     /// `timedOut`); a stop the transport hasn't reported within the grace period ends without it.
     func expire(now: UInt64) {
+        var settleLater: (attempt: Int, outcome: Result<Response<R>, NetworkError>, delay: TimeInterval?)?
         let action = state.withLock { state -> ExpireAction in
             guard now >= state.deadline else { return .none }
             let grace = now &+ Self.stopGrace
             switch state.phase {
             case .starting(let attempt):
-                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
                 return .none  // `attempt` cancels the task once `perform` returns
             case .adapting(let attempt, let task):
-                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
                 return .cancelAdapting(task)
             case .running(let attempt, let task):
-                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: request.timeout ?? configuration.timeout))
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
                 return .stop(task)
             case .stopping(let attempt, let reason):
                 state.deadline = .max
                 return .endWithoutTransport(attempt: attempt, reason: reason)
+            case .deciding(let attempt, let task):
+                // The interceptors took longer than the deadline: the retry policy decides alone.
+                guard let undecided = state.undecided else { return .none }
+                state.deadline = .max
+                state.phase = .validating(attempt: attempt)
+                settleLater = (attempt, undecided.outcome, undecided.policyDelay)
+                return .cancelDeciding(task)
             default:
                 state.deadline = .max
                 return .none
@@ -489,6 +550,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
             task.cancel()
         case .cancelAdapting(let task):
             task?.cancel()
+        case .cancelDeciding(let task):
+            task?.cancel()
+            if let (attempt, outcome, delay) = settleLater {
+                DispatchQueue.global().async { [self] in settle(outcome, attempt: attempt, delay: delay) }
+            }
         case .endWithoutTransport(let attempt, let reason):
             // Off the sweeper's queue: delivering runs user code (`.immediate` observers).
             DispatchQueue.global().async { [self] in decide(.failure(reason), attempt: attempt) }
@@ -496,7 +562,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// Finishes a send whose next attempt could not be built or adapted.
-    private func finish(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
+    private func finish(_ result: Result<Response<R>, NetworkError>) {
         let first = state.withLock { state -> Bool in
             switch state.phase {
             case .finished: return false
@@ -507,11 +573,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 return false
             }
         }
-        if first { complete(result, attempts: attempts) }
+        if first { complete(result) }
     }
 
     /// Runs the hooks and delivers the one terminal event; the state is already `finished`.
-    private func complete(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
+    private func complete(_ result: Result<Response<R>, NetworkError>) {
+        // The state is final: the count of transfers started no longer changes.
+        let attempts = state.withLock { $0.transfers }
         var final = result.failure?.isCancelled == true ? result : applyHooks(to: result)
         if case .success(var response) = final {
             response.attempts = attempts
@@ -571,7 +639,7 @@ private enum TransferOutcome {
 
 /// What a cancel does once the state is updated.
 private enum CancelAction {
-    case none, deliver(attempts: Int), cancelTask(any TransportTask), cancelAdapting(Task<Void, Never>?)
+    case none, deliver, cancelTask(any TransportTask), cancelAdapting(Task<Void, Never>?), cancelDeciding(Task<Void, Never>?)
 }
 
 /// What the sweeper does to an operation.
@@ -581,6 +649,8 @@ private enum ExpireAction {
     case stop(any TransportTask)
     /// Cancel the interceptors' task (the deadline passed while they adapted).
     case cancelAdapting(Task<Void, Never>?)
+    /// Cancel the interceptors' retry decision (the deadline passed while they decided).
+    case cancelDeciding(Task<Void, Never>?)
     /// The transfer didn't report its stop in time: end the attempt without it.
     case endWithoutTransport(attempt: Int, reason: NetworkError)
 }

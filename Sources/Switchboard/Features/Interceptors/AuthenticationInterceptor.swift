@@ -14,7 +14,8 @@ import Foundation
 /// - On a 401 (``NetworkError/unauthorized(_:)``) for the token in use, the token is refreshed and the
 ///   request is retried once with the new one. Concurrent 401s share one refresh. A 401 for a token
 ///   that was already replaced is retried at once with the current one. A second 401 for the same
-///   request, or a refresh that throws, ends the send with the 401.
+///   request, or a refresh that throws or takes longer than `refreshTimeout`, ends the send with the
+///   401; other 401s for the token whose refresh failed don't try again.
 /// - Requests for which `applies` is false (the refresh call itself, public endpoints) are left alone.
 ///   A refresh that sends through the same dispatcher must be one of them: otherwise, without a token,
 ///   it would wait for itself.
@@ -30,18 +31,20 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     ///   - header: the header the token goes in. Default: `Authorization`.
     ///   - prefix: what precedes the token in it. Default: `Bearer `.
     ///   - applies: which requests get the token. Default: all.
+    ///   - refreshTimeout: the longest a refresh may take, in seconds; a slower one fails. Default: 30.
     ///   - refresh: fetches a new token; runs once at a time, however many requests need one.
     public init(
         token: String? = nil,
         header: String = "Authorization",
         prefix: String = "Bearer ",
         applies: @escaping @Sendable (any Request) -> Bool = { _ in true },
+        refreshTimeout: TimeInterval = 30,
         refresh: @escaping @Sendable () async throws -> String
     ) {
         self.header = header
         self.prefix = prefix
         self.applies = applies
-        store = TokenStore(token: token, refresh: refresh)
+        store = TokenStore(token: token, timeout: refreshTimeout, refresh: refresh)
     }
 
     /// The token in use now, if any.
@@ -76,12 +79,18 @@ public final class AuthenticationInterceptor: RequestInterceptor {
 private actor TokenStore {
     private(set) var token: String?
     private var refreshing: Task<String, any Error>?
+    /// The token whose replacement failed: later 401s for it don't refresh again.
+    private var failedToReplace: String?
     private let refresh: @Sendable () async throws -> String
+    private let timeout: TimeInterval
 
-    init(token: String?, refresh: @escaping @Sendable () async throws -> String) {
+    init(token: String?, timeout: TimeInterval, refresh: @escaping @Sendable () async throws -> String) {
         self.token = token
+        self.timeout = timeout
         self.refresh = refresh
     }
+
+    struct RefreshFailed: Error {}
 
     /// The token, fetched first if there is none.
     func current() async throws -> String {
@@ -89,16 +98,34 @@ private actor TokenStore {
         return try await refreshed()
     }
 
-    /// Replaces `rejected` with a new token, unless it was replaced already.
+    /// Replaces `rejected` with a new token, unless it was replaced already (or its replacement failed).
     func replace(_ rejected: String?) async throws {
         if let token, token != rejected { return }
-        _ = try await refreshed()
+        if token == nil, let rejected, rejected == failedToReplace { throw RefreshFailed() }
+        do {
+            _ = try await refreshed()
+        } catch {
+            failedToReplace = rejected
+            throw error
+        }
     }
 
     /// Joins the running refresh, or starts one.
     private func refreshed() async throws -> String {
         if let refreshing { return try await refreshing.value }
-        let task = Task { try await refresh() }
+        let task = Task { [refresh, timeout] in
+            // The refresh races a timer; the loser is cancelled.
+            try await withThrowingTaskGroup(of: String.self) { group in
+                group.addTask { try await refresh() }
+                group.addTask {
+                    try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
+                    throw RefreshFailed()
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw RefreshFailed() }
+                return first
+            }
+        }
         refreshing = task
         defer { refreshing = nil }
         do {

@@ -1,0 +1,42 @@
+// Target: ResponseValidator.lastMediaType(in:) (+ mimeType(of:) and isAcceptable) and
+// RetryPolicy.parseRetryAfter(_:now:) (Sources/Switchboard/Pipeline/ResponseValidator.swift,
+// Sources/Switchboard/Features/Retry/RetryPolicy.swift). ResponseValidator.swift names Request,
+// Response, Configuration, TransportResponse..., so this harness is built with the whole module
+// (every file of Sources/Switchboard, nothing stubbed or copied).
+// Input: the whole input is the Content-Type value and the Retry-After value.
+// Checks: no trap; lastMediaType returns nil or a trimmed, lower-cased type containing '/' without ';';
+// parseRetryAfter returns nil or a finite value >= 0, and exactly N for a value of decimal digits N.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+let now = Date(timeIntervalSince1970: 1_700_000_000)
+let responseURL = URL(string: "https://api.example.com/x")!
+let acceptable: Set<String> = Configuration().acceptableContentTypes
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = inputText(data, size)
+
+    if let type = ResponseValidator.lastMediaType(in: text) {
+        expect("media", type.contains("/") && !type.contains(";") && type == type.lowercased()
+                && type == type.trimmingCharacters(in: .whitespaces),
+               "lastMediaType(in: \(text.debugDescription)) = \(type.debugDescription)")
+    }
+    if let response = HTTPURLResponse(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": text]) {
+        let mime = ResponseValidator.mimeType(of: response)
+        _ = ResponseValidator.isAcceptable(mime, in: acceptable)
+        _ = ResponseValidator.isAcceptable(mime, in: ["*/*"])
+        _ = ResponseValidator.isAcceptable(mime, in: ["text/*", "application/json"])
+    }
+
+    if let wait = RetryPolicy.parseRetryAfter(text, now: now) {
+        expect("retry", wait.isFinite && wait >= 0, "parseRetryAfter(\(text.debugDescription)) = \(wait)")
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(trimmed) {
+            expect("retry", wait == TimeInterval(n), "parseRetryAfter(\(text.debugDescription)) = \(wait)")
+        }
+    }
+    return 0
+}
