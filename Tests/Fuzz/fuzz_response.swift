@@ -31,7 +31,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = ResponseValidator.isAcceptable(mime, in: ["text/*", "application/json"])
     }
 
-    if let wait = RetryPolicy.parseRetryAfter(text, now: now) {
+    // Known trap (see README): DateFormatter.date(from:) on Linux traps when ICU stops parsing inside a
+    // grapheme cluster ("W\u{301}"). FUZZ_IGNORE=retry-date skips such inputs to look for other bugs.
+    let skipDate = ignoredChecks.contains("retry-date") && text.unicodeScalars.count != text.count
+    if !skipDate, let wait = RetryPolicy.parseRetryAfter(text, now: now) {
         expect("retry", wait.isFinite && wait >= 0, "parseRetryAfter(\(text.debugDescription)) = \(wait)")
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(trimmed) {
