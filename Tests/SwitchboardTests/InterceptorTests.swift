@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LoopbackServer
+import SwitchboardTesting
 import Testing
 @testable import Switchboard
 
@@ -130,14 +131,18 @@ import Testing
     }
 
     @Test func aRetryDecisionThatNeverComesEndsAtTheDeadlineWithTheAttemptsOutcome() async throws {
-        try await withServer { server in
-            let client = makeClient(server) { $0.interceptors = [Stubborn()] }
-            let started = Date()
-            let error = await client.result(Get("/status/503").with(\.timeout, 3)).failure
-            #expect(error?.statusCode == 503, "\(String(describing: error))")
-            #expect(Date().timeIntervalSince(started) < 20)
-            #expect(server.hits("/status/503") == 1)
-        }
+        // A stub transport answers at once, so only the interceptor's decision can take time.
+        let transport = StubTransport { _ in .status(503) }
+        let client = Dispatcher(configuration: Configuration {
+            $0.baseURL = URL(string: "http://127.0.0.1:9")
+            $0.callbackQueue = .immediate
+            $0.interceptors = [Stubborn()]
+        }, transport: transport)
+        let started = Date()
+        let error = await client.result(Get("/busy").with(\.timeout, 0.3)).failure
+        #expect(error?.statusCode == 503, "\(String(describing: error))")
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(transport.requests.count == 1)
     }
 
     @Test func aCancelWhileInterceptorsDecideEndsTheSendAtOnce() async throws {
