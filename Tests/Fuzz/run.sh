@@ -78,6 +78,16 @@ for target in "${targets[@]}"; do
     dict=()
     [ -f "$here/dict/$target.dict" ] && dict=("-dict=$here/dict/$target.dict")
 
+    # The reproducers of fixed findings must stay fixed.
+    for repro in "$here/repro/$target"-*; do
+        [ -f "$repro" ] || continue
+        if ! "$binary" "$repro" >"$out/$target.repro.log" 2>&1; then
+            echo "== $target: $(basename "$repro") fails again:" >&2
+            grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer)|Fatal error|SUMMARY' "$out/$target.repro.log" >&2
+            status=1
+        fi
+    done
+
     echo "== $target: fuzzing for ${seconds}s (corpus $corpus, log $out/$target.log)"
     nice -n "$nice_level" "$binary" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \

@@ -112,3 +112,44 @@ import Testing
         }
     }
 }
+
+/// What fuzzing found (Tests/Fuzz), kept as regressions.
+@Suite(.timeLimit(.minutes(1))) struct FuzzFindingTests {
+    @Test func aNonASCIIRetryAfterNeitherTrapsNorRetries() async throws {
+        #expect(RetryPolicy.parseRetryAfter("W\u{301}") == nil)
+        #expect(RetryPolicy.parseRetryAfter("Wed\u{301}, 21 Oct 2015 07:28:00 GMT") == nil)
+        #expect(RetryPolicy.parseRetryAfter("120") == 120)
+        // On the wire: a 503 whose Retry-After is a letter with a combining mark (it trapped inside
+        // Foundation's DateFormatter on Linux and killed the process).
+        try await withServer { server in
+            server.route(nil, "/odd-retry-after") { _ in
+                ServerResponse(status: 200, body: .raw(Data("HTTP/1.1 503 Service Unavailable\r\nRetry-After: W\u{301}\r\nContent-Length: 0\r\n\r\n".utf8)))
+            }
+            let client = makeClient(server) { $0.retryPolicy = .exponential(maximumAttempts: 3) }
+            let error = await client.result(Get("/odd-retry-after")).failure
+            #expect(error?.statusCode == 503)
+            #expect(server.hits("/odd-retry-after") == 1, "an unreadable Retry-After ends the retries")
+        }
+    }
+
+    @Test func secretsBehindACombiningMarkAreStillRedacted() {
+        let rules = Redaction.standard
+        for text in ["https://u:secret@\u{301}h/", "https://h/p?password=\u{301}hunter2", "https://h/p?\u{301}&token=abc", "https://h/#\u{301}&access_token=abc"] {
+            let shown = rules.redact(urlText: text)
+            for secret in ["secret", "hunter2", "abc"] {
+                #expect(!shown.contains(secret), "\(text.debugDescription) → \(shown.debugDescription)")
+            }
+        }
+        let error = NetworkError.invalidRequest(reason: "relative path \"users?\u{301}&token=abc\" but no base URL")
+        #expect(!rules.describe(error).contains("abc"))
+    }
+
+    @Test func headerNamesFoldOnlyASCIICase() {
+        let headers = HTTPHeaders([HTTPHeaders.Field(name: "k", value: "1"), HTTPHeaders.Field(name: "\u{212A}", value: "2")])
+        #expect(headers.count == 2)
+        #expect(headers["K"] == "1")
+        #expect(headers.firstInvalidField != nil, "the Kelvin sign is no token")
+        #expect(!HTTPMethod(rawValue: "po\u{17F}t").isToken)
+        #expect(HTTPMethod(rawValue: "get") == .get)
+    }
+}

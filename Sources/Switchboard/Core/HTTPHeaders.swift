@@ -30,9 +30,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public init(_ fields: [Field]) {
         self.fields = []
         self.fields.reserveCapacity(fields.count)
-        var positions: [String: Int] = [:]
+        // Keyed by bytes, ASCII case folded: the same rule as lookup (String keys would also merge
+        // canonically equivalent names).
+        var positions: [[UInt8]: Int] = [:]
         for field in fields {
-            let key = field.name.lowercased()
+            let key = field.name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
             if let index = positions[key] {
                 self.fields[index].value = field.value
             } else {

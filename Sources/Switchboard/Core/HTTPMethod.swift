@@ -5,8 +5,11 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
     /// The method's name as sent on the wire, e.g. `"GET"`.
     public let rawValue: String
 
-    /// Creates a method from its wire name; the name is upper-cased.
-    public init(rawValue: String) { self.rawValue = rawValue.uppercased() }
+    /// Creates a method from its wire name; ASCII letters are upper-cased (only those: `"poſt"` stays
+    /// unlike `POST`, and is no token).
+    public init(rawValue: String) {
+        self.rawValue = String(decoding: rawValue.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+    }
 
     /// Creates a method from a string literal such as `"OPTIONS"`.
     public init(stringLiteral value: String) { self.init(rawValue: value) }

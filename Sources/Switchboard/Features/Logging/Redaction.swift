@@ -60,23 +60,42 @@ struct Redaction: Sendable {
     /// A URL or path given as text, redacted as ``redact(_:)-(URL)`` does. Works on the text (setting a
     /// query with `<` or `>` on URLComponents traps on Linux).
     func redact(urlText: String) -> String {
-        var text = urlText
-        if let schemeEnd = text.range(of: "://") {
-            let authorityEnd = text[schemeEnd.upperBound...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-            if let at = text[schemeEnd.upperBound..<authorityEnd].lastIndex(of: "@") {
-                text.replaceSubrange(schemeEnd.upperBound..<at, with: Self.placeholder)
+        // Scalars, not Characters: a combining mark after `@`, `?`, `#`, `&` or `=` would otherwise
+        // hide the delimiter inside one Character (found by fuzzing).
+        var text = Substring.UnicodeScalarView(urlText.unicodeScalars)
+        if let schemeEnd = Self.range(of: "://", in: text) {
+            let rest = text[schemeEnd...]
+            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            if let at = text[schemeEnd..<authorityEnd].lastIndex(of: "@") {
+                text.replaceSubrange(schemeEnd..<at, with: Self.placeholder.unicodeScalars)
             }
         }
-        let fragmentMark = text.firstIndex(of: "#")
         var fragment = ""
-        if let fragmentMark {
-            fragment = "#" + redactForm(String(text[text.index(after: fragmentMark)...]))
-            text = String(text[..<fragmentMark])
+        if let mark = text.firstIndex(of: "#") {
+            fragment = "#" + redactForm(String(text[text.index(after: mark)...]))
+            text = text[..<mark]
         }
+        var result = String(text)
         if let mark = text.firstIndex(of: "?") {
-            text = String(text[...mark]) + redactForm(String(text[text.index(after: mark)...]))
+            result = String(text[...mark]) + redactForm(String(text[text.index(after: mark)...]))
         }
-        return text + fragment
+        return result + fragment
+    }
+
+    /// Where `needle` ends in `haystack`, or `nil`.
+    private static func range(of needle: String, in haystack: Substring.UnicodeScalarView) -> Substring.UnicodeScalarView.Index? {
+        let pattern = Array(needle.unicodeScalars)
+        var index = haystack.startIndex
+        while index != haystack.endIndex {
+            var cursor = index, matched = 0
+            while matched < pattern.count, cursor != haystack.endIndex, haystack[cursor] == pattern[matched] {
+                cursor = haystack.index(after: cursor)
+                matched += 1
+            }
+            if matched == pattern.count { return cursor }
+            index = haystack.index(after: index)
+        }
+        return nil
     }
 
     /// A header's value as it may be shown.
@@ -110,10 +129,10 @@ struct Redaction: Sendable {
 
     /// A form (or query) with secret fields' values replaced.
     func redactForm(_ form: String) -> String {
-        form.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+        form.unicodeScalars.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0])
-            return isSecret(name.removingPercentEncoding ?? name) ? "\(name)=\(Self.placeholder)" : String(pair)
+            let name = String(String.UnicodeScalarView(parts[0]))
+            return isSecret(name.removingPercentEncoding ?? name) ? "\(name)=\(Self.placeholder)" : String(String.UnicodeScalarView(pair))
         }.joined(separator: "&")
     }
 
@@ -141,8 +160,8 @@ struct Redaction: Sendable {
 
     /// `text` with each double-quoted part redacted as a URL.
     private func redactQuoted(_ text: String) -> String {
-        let parts = text.split(separator: "\"", omittingEmptySubsequences: false)
-        return parts.enumerated().map { index, part in index.isMultiple(of: 2) ? String(part) : redact(urlText: String(part)) }
+        let parts = text.unicodeScalars.split(separator: "\"", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        return parts.enumerated().map { index, part in index.isMultiple(of: 2) ? part : redact(urlText: part) }
             .joined(separator: "\"")
     }
 

@@ -117,6 +117,9 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Seconds to wait from a `Retry-After` value: delta-seconds or an HTTP date.
     static func parseRetryAfter(_ value: String, now: Date = Date()) -> TimeInterval? {
+        // Only ASCII is a valid Retry-After; anything else never reaches DateFormatter, which traps on
+        // Linux for some non-ASCII input (a combining mark after a letter, found by fuzzing).
+        guard value.utf8.allSatisfy({ $0 < 0x80 }), value.utf8.count <= 64 else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return seconds >= 0 ? TimeInterval(seconds) : nil }
         let formatter = DateFormatter()
