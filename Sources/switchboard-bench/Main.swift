@@ -13,6 +13,7 @@ struct Bench {
         ("fanout", FanoutScenario.run),
         ("registry", RegistryScenario.run),
         ("decode", DecodeScenario.run),
+        ("soak", SoakScenario.run),
     ]
 
     static func main() async {
