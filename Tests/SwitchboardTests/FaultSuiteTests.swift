@@ -143,7 +143,7 @@ struct Fault: Sendable, CustomStringConvertible {
                 return
             }
             #expect(urlError.code == .httpTooManyRedirects)
-            #expect(server.hits("/loop") <= RedirectPolicy.maximumRedirects + 1)
+            #expect(server.hits("/loop") <= RedirectRules.default.maximumCount + 1)
         }
     }
 }

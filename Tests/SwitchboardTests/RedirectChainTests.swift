@@ -139,6 +139,33 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
         #expect(hops.allSatisfy { $0.cookie == nil }, "\(hops)")
     }
 
+    @Test func theRulesSayHowManyRedirectsAndToWhichSchemes() async throws {
+        try await withServer { server in
+            let hops = Box<[Hop]>([])
+            Self.installChain(on: server, hops: hops)
+            // Not followed: the 302 is the answer, validated like any status (with its Location).
+            let unfollowed = await makeClient(server) { $0.redirects = .none }.result(Post(steps: "302", method: .get)).failure
+            #expect(unfollowed?.statusCode == 302)
+            #expect(unfollowed?.errorResponse?.headers["Location"]?.contains("i=1") == true)
+            let accepted = try await makeClient(server) { $0.redirects = .none }.response(for: Get("/chain?steps=302&i=0").with(\.validation, Validation(statusCodes: [302])))
+            #expect(accepted.statusCode == 302)
+            // At most two.
+            let two = makeClient(server) { $0.redirects = RedirectRules(maximumCount: 2) }
+            _ = try await two.response(for: Post(steps: "302,302", method: .get))
+            let tooMany = await two.result(Post(steps: "302,302,302", method: .get)).failure
+            guard case .transport(let error) = tooMany, error.code == .httpTooManyRedirects else {
+                Issue.record("expected httpTooManyRedirects, got \(String(describing: tooMany))")
+                return
+            }
+            // https only: an http hop is refused.
+            let httpsOnly = await makeClient(server) { $0.redirects = RedirectRules(allowedSchemes: ["https"]) }.result(Post(steps: "302", method: .get)).failure
+            guard case .transport(let refused) = httpsOnly, refused.code == .unsupportedURL else {
+                Issue.record("expected unsupportedURL, got \(String(describing: httpsOnly))")
+                return
+            }
+        }
+    }
+
     @Test func theRedirectRuleIsAppliedToTheCurrentHop() {
         // Unit level: the rule reads the hop before it, never the original request.
         var post = URLRequest(url: URL(string: "http://a.test/1")!)

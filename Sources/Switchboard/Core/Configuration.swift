@@ -82,6 +82,10 @@ public struct Configuration: Sendable {
     /// actor, or a queue given to `addObserver`.) Default: `.main`.
     public var callbackQueue: CallbackQueue = .main
 
+    /// Which redirects are followed: how many, to which schemes. Default: ``RedirectRules/default`` (up
+    /// to 16, http and https).
+    public var redirects: RedirectRules = .default
+
     /// Which cookies are stored and sent. Default: ``CookiePolicy/inMemory``.
     public var cookies: CookiePolicy = .inMemory
 

@@ -273,7 +273,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
             timeout: timeout,
             priority: request.priority.taskPriority,
             credentials: request.credentials,
-            maximumResponseSize: configuration.maximumResponseSize
+            maximumResponseSize: configuration.maximumResponseSize,
+            redirects: configuration.redirects
         )
         let progress: (@Sendable (TransferProgress) -> Void)?
         if request.reportsProgress {

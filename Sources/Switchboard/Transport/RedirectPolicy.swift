@@ -12,9 +12,6 @@ enum RedirectPolicy {
     /// Headers that describe a body; dropped with it when a redirect turns the request into a GET.
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]
 
-    /// The most redirects followed for one request.
-    static let maximumRedirects = 16
-
     /// Whether Switchboard must send `next` itself, with a new task: URLSession on Linux keeps the
     /// method of a 307/308 but sends an empty body, even when the request it is given carries one.
     static func needsManualFollow(_ next: URLRequest) -> Bool {

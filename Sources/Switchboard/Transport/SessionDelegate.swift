@@ -144,21 +144,23 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
         guard let state = state(for: task) else { return completionHandler(request) }
+        let rules = state.options.redirects
+        // Not following: the task ends with this 3xx as its response.
+        if rules.maximumCount == 0 { return completionHandler(nil) }
         state.redirectCount += 1
-        if state.redirectCount > RedirectPolicy.maximumRedirects {
+        if state.redirectCount > rules.maximumCount {
             state.failure = .transport(URLError(.httpTooManyRedirects))
             completionHandler(nil)
             task.cancel()
             return
         }
         guard let url = request.url else { return completionHandler(nil) }
-        // Only http and https: FoundationNetworking would follow `file:` or `data:` as a path on the
-        // same server, and `ftp:` elsewhere.
-        if let location = response.value(forHTTPHeaderField: "Location"), let scheme = URLResolver.scheme(of: location),
-            !["http", "https"].contains(scheme.lowercased())
-        {
+        // Only the allowed schemes (http and https by default): FoundationNetworking would follow
+        // `file:` or `data:` as a path on the same server, and `ftp:` elsewhere.
+        let scheme = response.value(forHTTPHeaderField: "Location").flatMap(URLResolver.scheme(of:))?.lowercased() ?? url.scheme?.lowercased() ?? ""
+        if !rules.allowedSchemes.contains(scheme) || !["http", "https"].contains(scheme) {
             state.failure = .transport(URLError(.unsupportedURL, userInfo: [
-                NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (only http and https are followed)",
+                NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (followed: \(rules.allowedSchemes.sorted().joined(separator: ", ")))",
             ]))
             completionHandler(nil)
             task.cancel()

@@ -42,13 +42,16 @@ public struct TransferOptions: Sendable {
     public var credentials: Credentials?
     /// The largest body accepted.
     public var maximumResponseSize: Int
+    /// Which redirects to follow.
+    public var redirects: RedirectRules
 
     /// Creates options.
-    public init(timeout: TimeInterval, priority: Float = 0.5, credentials: Credentials? = nil, maximumResponseSize: Int = 64 << 20) {
+    public init(timeout: TimeInterval, priority: Float = 0.5, credentials: Credentials? = nil, maximumResponseSize: Int = 64 << 20, redirects: RedirectRules = .default) {
         self.timeout = timeout
         self.priority = priority
         self.credentials = credentials
         self.maximumResponseSize = maximumResponseSize
+        self.redirects = redirects
     }
 }
 
