@@ -78,8 +78,9 @@ public struct Configuration: Sendable {
     /// ``NetworkError/responseTooLarge(limit:)``. Default: 64 MiB.
     public var maximumResponseSize: Int = 64 << 20
 
-    /// Where completion closures and accessories are called. (Observers choose their own: the main
-    /// actor, or a queue given to `addObserver`.) Default: `.main`.
+    /// Where the completion closures of ``Dispatcher/send(_:completion:)`` and the accessories'
+    /// `willStop` and `didStop` are called (`willStart` runs on the thread that calls `send`). Observers
+    /// choose their own: the main actor, or a queue given to `addObserver`. Default: `.main`.
     public var callbackQueue: CallbackQueue = .main
 
     /// Which redirects are followed: how many, to which schemes. Default: ``RedirectRules/default`` (up
@@ -125,10 +126,11 @@ public enum CallbackQueue: Sendable {
     /// A queue of yours. Use a serial queue so one observer sees one request's events in order.
     case queue(DispatchQueue)
     /// At once, on the thread that produced the event: Dispatcher's serial transport queue for progress
-    /// and most results (a global queue for large bodies and when response hooks run); the thread that
-    /// called `send` for `started`, for a request that could not be built and for a cancel before the
-    /// first transfer; the thread that called `cancel()` between retries; a global queue when a
-    /// transport doesn't report a stop within a second. Keep such callbacks short.
+    /// and most results (a global queue for large bodies, response hooks or logging; a concurrency task
+    /// when interceptors adapt or decide); the thread that called `send` for `started`, for a request
+    /// that could not be built and for a cancel before the first transfer; the thread that called
+    /// `cancel()` between retries or while interceptors decide; a global queue when a transport doesn't
+    /// report a stop within a second. Keep such callbacks short.
     case immediate
 
     var dispatchQueue: DispatchQueue? {

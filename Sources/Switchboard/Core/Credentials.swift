@@ -2,8 +2,9 @@ import Foundation
 
 /// A user name and password for HTTP Basic authentication.
 ///
-/// Sent pre-emptively as an `Authorization: Basic …` header; a 401 challenge that follows is answered
-/// with these credentials at most once (see ``NetworkError/unauthorized(_:)``).
+/// Sent pre-emptively as an `Authorization: Basic …` header, so a 401 that follows means they were
+/// refused: the send fails with ``NetworkError/unauthorized(_:)``. (A custom `URLRequest` without that
+/// header answers a Basic challenge from its own origin with them, once.)
 public struct Credentials: Sendable, Hashable {
     /// The user name.
     public var user: String

@@ -78,7 +78,8 @@ public final class Dispatcher: Sendable {
     /// Every setting applies to sends made afterwards. Transport settings
     /// (``Configuration/maximumConnectionsPerHost``, ``Configuration/cookies``) apply through a new
     /// URLSession, created at the next send (sends in flight finish on the old one); with a transport of
-    /// your own, they are yours to apply, and a change is logged as a warning.
+    /// your own, they are yours to apply, and a change is reported to the configured logger (an
+    /// `.error` record, whatever the log mode).
     /// - Parameter change: runs on the calling thread, outside every lock, on a copy of the current
     ///   configuration. If another update lands meanwhile, it runs again on the newer value, so keep it
     ///   free of side effects. It may read ``configuration``.
@@ -229,7 +230,7 @@ public final class RequestHandle: Sendable, Hashable {
     /// Cancels the send. Observers and the completion get `cancelled` once (always after `started`),
     /// unless it already finished. Safe from any thread, any number of times. Between retries the event
     /// is delivered from this thread; before the first transfer, from the thread that sent it, right
-    /// after `started`; during a transfer, from the transport's queue once it stopped (or from a global
+    /// after `started` (from the interceptors' task while they adapt); during a transfer, from the transport's queue once it stopped (or from a global
     /// queue if the transport doesn't report within a second).
     public func cancel() { operation.cancel() }
 

@@ -34,7 +34,7 @@ public struct Response<R: Request>: Sendable {
     public enum Source: Sendable, Hashable {
         /// From the server.
         case network
-        /// From Switchboard's response cache.
+        /// From a response cache (reserved: the cache is still to come, and nothing produces it yet).
         case cache
     }
 

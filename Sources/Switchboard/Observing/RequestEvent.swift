@@ -1,8 +1,8 @@
 /// Something that happened to one send of a request of type `R`, with the send it belongs to.
 ///
 /// Every send produces `started`, then (if the request ``Request/reportsProgress``) `progress` events,
-/// (with the response cache, a `cached` event), then exactly one terminal event: `succeeded`, `failed`
-/// or `cancelled`. An observer receives one
+/// then exactly one terminal event: `succeeded`, `failed` or `cancelled`. (`cached` is reserved for the
+/// response cache, still to come; nothing sends it yet.) An observer receives one
 /// send's events in this order. ``sendID`` tells two concurrent sends of one type apart: it is the
 /// ``RequestHandle/id`` of the send, and ``Response/sendID`` of its response.
 ///

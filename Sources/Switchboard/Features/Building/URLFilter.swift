@@ -7,7 +7,7 @@ import Foundation
 /// ``Request/path`` is an absolute URL and for ``Request/makeURLRequest(baseURL:)``.
 ///
 /// ```swift
-/// Dispatcher.shared.configuration.urlFilters.append(URLArgumentsFilter(["version": appVersion]))
+/// Dispatcher.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": appVersion])) }
 /// ```
 /// Filters run on the thread that calls `send`.
 public protocol URLFilter: Sendable {

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// Dispatcher.shared.addObserver(self, for: CommonRequest.self) { screen, event in
-///     guard event.request.path == "/api.php", case .succeeded(let response) = event else { return }
+///     guard event.request.path == "/api.php", case .succeeded(let response) = event.kind else { return }
 ///     screen.show(response.json["list"])
 /// }
 /// ```

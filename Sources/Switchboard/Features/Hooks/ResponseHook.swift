@@ -8,8 +8,9 @@ import FoundationNetworking
 ///
 /// Hooks run once per send, on the final result (after retries), in order: the configuration's, then
 /// the request's, before ``RequestAccessory/willStop(_:error:)`` and before any observer or closure
-/// hears the result. They run on a global dispatch queue, never on the transport's (so a slow hook
-/// delays no other transfer), or on the thread that called `send` when the request could not be built. A cancelled send skips them. Both methods have default implementations.
+/// hears the result. They never run on the transport's queue (so a slow hook delays no other transfer):
+/// on a global dispatch queue, in a concurrency task when ``Configuration/interceptors`` decided the
+/// retry, or on the thread that called `send` when the request could not be built. A cancelled send skips them. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)
@@ -50,7 +51,7 @@ public struct ResponseContext: Sendable {
 /// message: the pitfall seed 001 describes (`{"errorCode": 3, "message": "session expired"}`).
 ///
 /// ```swift
-/// Dispatcher.shared.configuration.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))
+/// Dispatcher.shared.updateConfiguration { $0.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode")) }
 /// ```
 /// A body without the code key, or whose code is one of `successCodes`, passes.
 public struct APIErrorCodeHook: ResponseHook {

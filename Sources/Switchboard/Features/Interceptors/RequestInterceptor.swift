@@ -7,8 +7,10 @@ import FoundationNetworking
 /// token is fetched, put on the request, and refreshed after a 401 (see ``AuthenticationInterceptor``).
 ///
 /// Interceptors (``Configuration/interceptors``) run in order after the synchronous
-/// ``RequestAdapter``s, for every attempt, on Swift's concurrency pool; they may suspend. A cancel or
-/// the attempt's deadline while they run ends the send (the task they run in is cancelled). Both
+/// ``RequestAdapter``s, for every attempt, on Swift's concurrency pool; they may suspend. A cancel while
+/// they run ends the send at once; the attempt's deadline ends the attempt (`adapt`'s task is
+/// cancelled and the attempt fails with ``NetworkError/timedOut(after:)``, which the ``RetryPolicy`` may
+/// retry; a `retry` decision still pending is left to the policy alone). Both
 /// methods have default implementations: adapt returns the request unchanged, retry says
 /// ``RetryDecision/doNotRetry``.
 public protocol RequestInterceptor: Sendable {

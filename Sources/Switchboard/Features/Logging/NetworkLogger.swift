@@ -2,9 +2,10 @@ import Foundation
 
 /// Where Switchboard writes its log lines. Implement it to route them to your logging system.
 ///
-/// Called outside every lock: on the thread that calls `send` for the request line; for the result line,
-/// on the thread that finished the send (usually the transport's queue; the caller's for a request that
-/// could not be built or was cancelled before its transfer started).
+/// Called outside every lock: for the request line, on the thread that calls `send` (in a concurrency
+/// task when ``Configuration/interceptors`` adapt the request); for the result line, on the thread that
+/// finished the send: a global queue (logging moves the end of a send off the transport's queue), a
+/// concurrency task with interceptors, or the caller's for a request that could not be built.
 public protocol NetworkLogger: Sendable {
     /// Writes one line.
     func log(_ record: LogRecord)
@@ -14,7 +15,7 @@ public protocol NetworkLogger: Sendable {
 public enum LogMode: Sendable, Hashable {
     /// Nothing.
     case off
-    /// One line per failed request.
+    /// One line per failed request, and one per retry.
     case errors
     /// Per request: method, URL, parameters and headers when it starts; status, duration and a body
     /// preview when it ends (what seed 001 prints under `#ifdef DEBUG`). Secrets are redacted.
@@ -41,7 +42,7 @@ public struct LogRecord: Sendable {
     }
 }
 
-/// Prints each line to standard output, prefixed with `[Dispatcher #<id>]`.
+/// Prints each line to standard output, prefixed with `[Switchboard #<id>]`.
 public struct ConsoleLogger: NetworkLogger {
     /// Creates a console logger.
     public init() {}

@@ -11,7 +11,7 @@ import FoundationNetworking
 /// `DELETE`…); a request opts in for others with ``retryingNonIdempotentRequests()``.
 ///
 /// ```swift
-/// Dispatcher.shared.configuration.retryPolicy = .exponential(maximumAttempts: 3)
+/// Dispatcher.shared.updateConfiguration { $0.retryPolicy = .exponential(maximumAttempts: 3) }
 /// ```
 public struct RetryPolicy: Sendable, Hashable {
     /// The most attempts, the first included (1 means no retry).
