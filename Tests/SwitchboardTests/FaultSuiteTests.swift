@@ -90,6 +90,8 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(name: "100,000-deep JSON", answer: .raw(Data("HTTP/1.1 200 OK\r\n\(json)Content-Length: 200000\r\n\r\n".utf8) + Data(repeating: UInt8(ascii: "["), count: 100_000) + Data(repeating: UInt8(ascii: "]"), count: 100_000)), expect: .decoding),
         Fault(name: "a huge number", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 403\r\n\r\n[1\(String(repeating: "0", count: 400))]"), expect: .decoding),
         Fault(name: "HTML where JSON was expected", answer: raw("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"), expect: .unacceptableContentType),
+        Fault(name: "407 with a Proxy-Authenticate challenge", answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407)),
+        Fault(name: "401 with a Basic challenge and no credentials", answer: raw("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(401)),
         Fault(name: "a 500 with an HTML page", answer: raw("HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"), expect: .status(500)),
         // Redirects
         Fault(name: "redirect to ftp:", answer: raw("HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1/x\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),
