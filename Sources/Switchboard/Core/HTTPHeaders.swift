@@ -30,6 +30,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public init(_ fields: [Field]) {
         self.fields = []
         self.fields.reserveCapacity(fields.count)
+        // A few fields (a request's own headers): the subscript's scan is cheaper than an index.
+        if fields.count <= 16 {
+            for field in fields { self[field.name] = field.value }
+            return
+        }
         // Keyed by bytes, ASCII case folded: the same rule as lookup (String keys would also merge
         // canonically equivalent names).
         var positions: [[UInt8]: Int] = [:]

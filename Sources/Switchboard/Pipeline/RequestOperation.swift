@@ -328,18 +328,22 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// body is large, hooks will run or logging is on), then retries or finishes. A stopped attempt ends
     /// with its stop's reason; a late report of an attempt that already ended is ignored.
     private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int) {
-        let (stopReason, current) = state.withLock { state -> (NetworkError?, Bool) in
+        let (stopReason, current, replaced) = state.withLock { state -> (NetworkError?, Bool, Phase?) in
             switch state.phase {
             case .starting(let attempt) where attempt == number, .running(let attempt, _) where attempt == number:
+                // The replaced phase (and its task) is released below, outside the lock: a transport's
+                // task may be user code.
+                let replaced = state.phase
                 state.phase = .validating(attempt: number)
                 state.deadline = .max
-                return (nil, true)
+                return (nil, true, replaced)
             case .stopping(let attempt, let reason) where attempt == number:
-                return (reason, true)
+                return (reason, true, nil)
             default:
-                return (nil, false)
+                return (nil, false, nil)
             }
         }
+        withExtendedLifetime(replaced) {}
         guard current else { return }
         let end: @Sendable () -> Void = { [self] in
             decide(stopReason.map { .failure($0) } ?? result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }, attempt: number)
@@ -413,8 +417,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// `decidedByInterceptors`: the interceptors' decision, which counts only while they are still
     /// asked (not after the deadline took the decision from them).
     private func settle(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int, delay: TimeInterval?, decidedByInterceptors: Bool = false) {
-        let (next, dropped) = state.withLock { state -> (TransferOutcome, Phase) in
-            let before = state.phase
+        let next = state.withLock { state -> TransferOutcome in
             switch state.phase {
             case .deciding(let attempt, _) where attempt == number && decidedByInterceptors:
                 state.undecided = nil
@@ -423,21 +426,19 @@ final class RequestOperation<R: Request>: InFlightOperation {
             case .stopping(let attempt, let reason) where attempt == number:
                 if reason.isCancelled {
                     state.phase = .finished
-                    return (.cancelled, before)
+                    return .cancelled
                 }
             default:
-                return (.ignore, before)
+                return .ignore
             }
             guard let delay else {
                 state.phase = .finished
-                return (.finish, before)
+                return .finish
             }
             state.phase = .waiting
             state.deadline = .max
-            return (.retry(delay), before)
+            return .retry(delay)
         }
-        // A replaced `.running` phase releases its task here, outside the lock.
-        _ = dropped
         switch next {
         case .ignore:
             return

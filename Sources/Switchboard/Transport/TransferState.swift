@@ -26,16 +26,19 @@ final class TransferState: @unchecked Sendable {
     var currentRequest: URLRequest
     var data = Data()
     var response: HTTPURLResponse? {
-        didSet { contentEncoded = nil }
+        didSet { lengthIsUnreliable = nil }
     }
-    /// Whether the body is content-encoded; looked up at most once per response, and only when a size
-    /// must be checked (a header lookup on Linux bridges and compares strings).
-    private var contentEncoded: Bool?
-    private var isContentEncoded: Bool {
-        if let contentEncoded { return contentEncoded }
-        let encoded = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
-        contentEncoded = encoded
-        return encoded
+    /// Whether the response's Content-Length says nothing of the bytes handed over: a content-encoded
+    /// body (its length is the compressed size) or a transfer-encoded one (its framing wins, RFC 9112
+    /// §6.3). Looked up at most once per response, and only when a size matters (a header lookup on
+    /// Linux bridges and compares strings).
+    private var lengthIsUnreliable: Bool?
+    private var isLengthUnreliable: Bool {
+        if let lengthIsUnreliable { return lengthIsUnreliable }
+        let unreliable = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
+            || response?.value(forHTTPHeaderField: "Transfer-Encoding") != nil
+        lengthIsUnreliable = unreliable
+        return unreliable
     }
     var firstByteTime: UInt64?
     var bytesSent: Int64 = 0
@@ -106,10 +109,7 @@ final class TransferState: @unchecked Sendable {
     /// The expected body size, when the response says and the body isn't compressed (a compressed
     /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
     var expectedBytesToReceive: Int64? {
-        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isContentEncoded,
-            // With Transfer-Encoding, its framing wins over a Content-Length (RFC 9112 §6.3).
-            response.value(forHTTPHeaderField: "Transfer-Encoding") == nil
-        else { return nil }
+        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isLengthUnreliable else { return nil }
         return response.expectedContentLength
     }
 
