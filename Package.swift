@@ -8,7 +8,7 @@ let strictSettings: [SwiftSetting] = [
 
 var package = Package(
     name: "Switchboard",
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
         .library(name: "Switchboard", targets: ["Switchboard"]),
         .library(name: "SwitchboardTesting", targets: ["SwitchboardTesting"]),
@@ -17,12 +17,13 @@ var package = Package(
         .executable(name: "switchboard-bench", targets: ["switchboard-bench"]),
     ],
     targets: [
-        .target(name: "Switchboard"),
+        .target(name: "CSwitchboardAtomics"),
+        .target(name: "Switchboard", dependencies: ["CSwitchboardAtomics"]),
         .target(name: "SwitchboardTesting", dependencies: ["Switchboard"]),
         .target(name: "LoopbackServer"),
         .executableTarget(name: "loopback-server", dependencies: ["LoopbackServer"]),
         .executableTarget(name: "Demo", dependencies: ["Switchboard", "LoopbackServer"], path: "Demo"),
-        .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard", "LoopbackServer"]),
+        .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard", "LoopbackServer", "CSwitchboardAtomics"]),
         .testTarget(
             name: "SwitchboardTests",
             dependencies: ["Switchboard", "SwitchboardTesting", "LoopbackServer", "Demo"]
@@ -31,6 +32,6 @@ var package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+for target in package.targets where target.name != "CSwitchboardAtomics" {
     target.swiftSettings = (target.swiftSettings ?? []) + strictSettings
 }

@@ -53,9 +53,9 @@ enum HTTPRequestParser {
 
         let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
         guard parts.count == 3,
-              let method = String(validating: parts[0], as: UTF8.self),
-              let target = String(validating: parts[1], as: UTF8.self),
-              let version = String(validating: parts[2], as: UTF8.self),
+              let method = validUTF8(parts[0]),
+              let target = validUTF8(parts[1]),
+              let version = validUTF8(parts[2]),
               version == "HTTP/1.1" || version == "HTTP/1.0",
               method.utf8.allSatisfy(isTokenByte)
         else { throw Rejection(status: 400, message: "malformed request line") }
@@ -68,7 +68,7 @@ enum HTTPRequestParser {
             if line.isEmpty { break }
             guard headers.count < maxHeaderCount else { throw Rejection(status: 431, message: "too many headers") }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-                  let name = String(validating: line[..<colon], as: UTF8.self),
+                  let name = validUTF8(line[..<colon]),
                   name.utf8.allSatisfy(isTokenByte)
             else { throw Rejection(status: 400, message: "malformed header line") }
             let rawValue = String(decoding: line[(colon + 1)...], as: UTF8.self)
@@ -153,6 +153,16 @@ enum HTTPRequestParser {
     }
 
     /// RFC 9110 `tchar`.
+    /// The string `bytes` spell, or `nil` when they are not well-formed UTF-8 (`String(validating:)` is
+    /// iOS 18 / macOS 15; below that, a decode that repaired nothing round-trips to the same bytes).
+    static func validUTF8(_ bytes: some Collection<UInt8>) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        return decoded.utf8.elementsEqual(bytes) ? decoded : nil
+    }
+
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):

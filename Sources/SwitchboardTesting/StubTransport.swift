@@ -62,30 +62,134 @@ public final class StubTransport: Transport {
     /// The requests performed so far, in order.
     public var requests: [URLRequest] { recorded.withLock { $0 } }
 
-    /// Answers from the handler, on the stub's serial queue.
-    public func perform(
-        _ request: URLRequest,
-        options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) -> any TransportTask {
-        recorded.withLock { $0.append(request) }
-        let task = StubTask(queue: queue, completion: completion)
-        let outcome = handler(request)
+    /// Answers from the handler, on the stub's serial queue, applying ``TransferRules`` as a network
+    /// transport does: a `3xx` answer with a `Location` is followed (the handler sees the next hop), a
+    /// `401` with a Basic challenge is answered once with the options' credentials, the size limit and
+    /// the head callback apply, and a file destination is written. The handler sees the body in
+    /// `httpBody`, whatever its kind.
+    public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        let first = Self.materialize(request)
+        recorded.withLock { $0.append(first) }
+        let task = StubTask(queue: queue, completion: callbacks.completion)
+        let outcome = handler(first)
         let delay: TimeInterval = (try? outcome.get().delay) ?? 0
-        queue.asyncAfter(deadline: .now() + delay) {
-            let start = Date()
-            task.finish(
-                outcome.flatMap { answer in
-                    guard let url = request.url,
-                        let response = HTTPURLResponse(url: url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: answer.headers)
-                    else { return .failure(.invalidRequest(reason: "stub: request has no URL")) }
-                    progress?(TransferProgress(bytesReceived: Int64(answer.body.count), expectedBytesToReceive: Int64(answer.body.count)))
-                    return .success(TransportResponse(httpResponse: response, data: answer.body, timing: Timing(start: start, timeToFirstByte: 0, duration: 0)))
-                }
-            )
+        queue.asyncAfter(deadline: .now() + delay) { [self] in
+            guard !task.isFinished else { return }
+            task.finish(answer(request, first: (first, outcome), options: options, callbacks: callbacks))
         }
         return task
+    }
+
+    /// Runs the hops of one transfer on the stub's queue.
+    private func answer(
+        _ request: TransportRequest,
+        first: (request: URLRequest, outcome: Result<Answer, NetworkError>),
+        options: TransferOptions,
+        callbacks: TransferCallbacks
+    ) -> Result<TransportResponse, NetworkError> {
+        let rules = TransferRules(options)
+        let start = Date()
+        var current = first.request
+        var outcome = first.outcome
+        var redirects = 0
+        var challenged = 0
+        while true {
+            let answer: Answer
+            switch outcome {
+            case .failure(let error): return .failure(error)
+            case .success(let value): answer = value
+            }
+            guard let url = current.url,
+                let head = HTTPURLResponse(url: url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: answer.headers)
+            else { return .failure(.invalidRequest(reason: "stub: request has no URL")) }
+            var next: URLRequest?
+            if (300..<400).contains(answer.status), let location = head.value(forHTTPHeaderField: "Location") {
+                switch rules.redirect(from: current, response: head, to: URL(string: location, relativeTo: url)?.absoluteURL, followed: redirects) {
+                case .deliver: break
+                case .fail(let error): return .failure(error)
+                case .follow(let request):
+                    redirects += 1
+                    next = request
+                }
+            } else if answer.status == 401, head.value(forHTTPHeaderField: "WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
+                let decision = rules.answerChallenge(
+                    original: first.request, current: current, host: url.host ?? "", port: url.port ?? (url.scheme == "https" ? 443 : 80),
+                    previousFailures: challenged, response: head
+                )
+                switch decision {
+                case .fail(let error): return .failure(error)
+                case .answer(let credentials):
+                    challenged += 1
+                    var retry = current
+                    retry.setValue(credentials.authorizationHeader, forHTTPHeaderField: "Authorization")
+                    next = retry
+                }
+            }
+            if let next {
+                recorded.withLock { $0.append(next) }
+                current = next
+                outcome = handler(next)
+                continue
+            }
+            if let refused = rules.admit(head, for: current, destination: request.destination) { return .failure(refused) }
+            var fromStart = false
+            switch callbacks.head?(head) ?? .proceed {
+            case .fail(let error): return .failure(error)
+            case .proceed: break
+            case .writeFromStart: fromStart = true
+            }
+            let timing = Timing(start: start, timeToFirstByte: 0, duration: Date().timeIntervalSince(start))
+            let length = Int64(answer.body.count)
+            switch request.destination {
+            case .memory:
+                if let tooLarge = rules.admit(receivedBytes: length) { return .failure(tooLarge) }
+                callbacks.progress?(TransferProgress(bytesReceived: length, expectedBytesToReceive: length))
+                return .success(TransportResponse(httpResponse: head, data: answer.body, timing: timing))
+            case .file(let fileURL, let offset):
+                do {
+                    try Self.write(answer.body, to: fileURL, at: fromStart ? 0 : offset)
+                } catch {
+                    return .failure(.transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "stub: \(error)"])))
+                }
+                callbacks.progress?(TransferProgress(bytesReceived: length, expectedBytesToReceive: length))
+                return .success(TransportResponse(httpResponse: head, fileURL: fileURL, bodyLength: length, timing: timing))
+            }
+        }
+    }
+
+    /// The request with its body in `httpBody`, as the handler sees it.
+    private static func materialize(_ request: TransportRequest) -> URLRequest {
+        var urlRequest = request.urlRequest
+        switch request.body {
+        case .none: break
+        case .data(let data): urlRequest.httpBody = data
+        case .file(let url): urlRequest.httpBody = try? Data(contentsOf: url)
+        case .stream(_, let open):
+            guard let stream = try? open() else { break }
+            var data = Data()
+            stream.open()
+            var buffer = [UInt8](repeating: 0, count: 64 << 10)
+            while true {
+                let count = stream.read(&buffer, maxLength: buffer.count)
+                if count <= 0 { break }
+                data.append(buffer, count: count)
+            }
+            stream.close()
+            urlRequest.httpBody = data
+        }
+        return urlRequest
+    }
+
+    private static func write(_ body: Data, to url: URL, at offset: Int64) throws {
+        if !FileManager.default.fileExists(atPath: url.path) {
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
+        }
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let size = try handle.seekToEnd()
+        try handle.truncate(atOffset: min(size, UInt64(max(0, offset))))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: body)
     }
 }
 
@@ -98,6 +202,8 @@ private final class StubTask: TransportTask {
         self.queue = queue
         self.completion = Locked(completion)
     }
+
+    var isFinished: Bool { completion.withLock { $0 == nil } }
 
     func finish(_ result: Result<TransportResponse, NetworkError>) {
         let completion = completion.withLock { stored in

@@ -13,12 +13,7 @@ final class SilentTransport: Transport {
     let performed = Box(0)
     let cancelled = Box(0)
 
-    func perform(
-        _ request: URLRequest,
-        options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) -> any TransportTask {
+    func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         performed.mutate { $0 += 1 }
         return SilentTask(cancelled: cancelled)
     }
@@ -31,7 +26,7 @@ final class SilentTransport: Transport {
 
 /// Deadlines are kept above the transport: a send ends in exactly one terminal event within about its
 /// deadline, whatever the transport and the server do.
-@Suite(.timeLimit(.minutes(2))) struct DeadlineTests {
+@Suite(timeLimit(minutes: 2)) struct DeadlineTests {
     @Test func aTransportThatNeverCallsBackStillEndsInTimedOut() async {
         let transport = SilentTransport()
         let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
@@ -135,7 +130,7 @@ final class SilentTransport: Transport {
 }
 
 /// What the deadline's and the dispatcher's ends leave behind.
-@Suite(.timeLimit(.minutes(2))) struct DeadlineCleanupTests {
+@Suite(timeLimit(minutes: 2)) struct DeadlineCleanupTests {
     @Test func aSendThatEndsAfterItsDispatcherWasReleasedLeavesNothingRunning() async {
         let weakTransport = WeakBox<SilentTransport>()
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)

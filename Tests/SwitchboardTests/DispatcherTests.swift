@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(.timeLimit(.minutes(1))) struct DispatcherTests {
+@Suite(timeLimit(minutes: 1)) struct DispatcherTests {
     @Test func cancelDeliversCancelledOnceToObserversAndClosure() async throws {
         try await withServer { server in
             let client = makeClient(server)

@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(.timeLimit(.minutes(1))) struct HeaderAndAdapterTests {
+@Suite(timeLimit(minutes: 1)) struct HeaderAndAdapterTests {
     @Test func defaultHeadersMergeWithTheRequestsAndTheRequestWins() async throws {
         try await withServer { server in
             let client = makeClient(server) { $0.defaultHeaders = ["X-App": "demo", "X-Mode": "default"] }

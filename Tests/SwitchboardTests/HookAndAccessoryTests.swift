@@ -26,7 +26,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
     func note(_ step: String) { record(step) }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct HookAndAccessoryTests {
+@Suite(timeLimit(minutes: 1)) struct HookAndAccessoryTests {
     @Test func bodyLevelErrorCodeBecomesATypedFailureKeepingCodeAndMessage() async throws {
         try await withServer { server in
             let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }

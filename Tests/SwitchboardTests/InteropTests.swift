@@ -11,7 +11,7 @@ import Testing
 /// The httpbin server the interop suite talks to, from `HTTPBIN_URL`.
 let httpbinURL: URL? = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:))
 
-@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), timeLimit(minutes: 1))
 struct InteropTests {
     static var baseURL: URL? { httpbinURL }
 

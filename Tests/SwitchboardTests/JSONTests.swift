@@ -279,6 +279,29 @@ struct JSONParserTests {
         #expect(parseError([0x5B, 0xFF, 0x5D])?.reason == .unexpectedCharacter(0xFF))
     }
 
+    /// Below iOS 18 / macOS 15 the parser validates with its own check instead of `String(validating:)`;
+    /// on Linux the standard library's is always there, so the two are compared here, byte for byte.
+    @Test func portableUTF8ValidationAgreesWithTheStandardLibrary() {
+        var generator = SystemRandomNumberGenerator()
+        var samples: [[UInt8]] = [
+            [], [0x61], [0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80],
+            [0xF4, 0x8F, 0xBF, 0xBF], [0xEF, 0xBB, 0xBF], Array("héllo 世界 🎉".utf8),
+        ]
+        // Random sequences biased to the lead and continuation bytes where the rules are.
+        let interesting: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0x9F, 0xA0, 0x8F, 0x90]
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...6, using: &generator)
+            samples.append((0..<length).map { _ in
+                Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+            })
+        }
+        for bytes in samples {
+            bytes.withUnsafeBufferPointer { buffer in
+                #expect(UTF8Validation.portableString(buffer) == String(validating: buffer, as: UTF8.self), "\(bytes)")
+            }
+        }
+    }
+
     @Test func depthLimit() throws {
         let bomb = String(repeating: "[", count: 100_000)
         #expect(parseError(bomb) == JSONParseError(.nestingTooDeep, at: JSON.maximumDepth))

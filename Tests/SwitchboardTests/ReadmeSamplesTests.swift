@@ -30,7 +30,7 @@ private struct UploadImage: Request {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ReadmeSamplesTests {
+@Suite(timeLimit(minutes: 1)) struct ReadmeSamplesTests {
     @Test func firstScreenSampleWorks() async throws {
         try await withServer { server in
             let switchboard = makeClient(server)

@@ -12,7 +12,7 @@ import Testing
 /// that races a task's completion there is a `fatalError` ("Trying to access a behaviour for a task
 /// that in not in the registry"). A delegate running inline on FoundationNetworking's work queue, tried
 /// for speed, crashed this suite in 6 of 12 runs; see BENCHMARKS.md.
-@Suite(.timeLimit(.minutes(1))) struct ReentrancyTests {
+@Suite(timeLimit(minutes: 1)) struct ReentrancyTests {
     @Test func immediateCallbacksMaySendAndCancel() async throws {
         try await withServer { server in
             let client = makeClient(server)

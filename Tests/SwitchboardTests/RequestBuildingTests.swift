@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite(.timeLimit(.minutes(1))) struct RequestBuildingTests {
+@Suite(timeLimit(minutes: 1)) struct RequestBuildingTests {
     // MARK: Base URL + path
 
     @Test(arguments: ["users/1", "/users/1"])

@@ -14,12 +14,8 @@ final class SynchronousTransport: Transport {
     init(failures: Int) { self.failures = failures }
     var callCount: Int { calls.withLock { $0 } }
 
-    func perform(
-        _ request: URLRequest,
-        options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) -> any TransportTask {
+    func perform(_ transportRequest: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        let request = transportRequest.urlRequest, completion = callbacks.completion
         let call = calls.withLock { $0 += 1; return $0 }
         let status = call <= failures ? 503 : 200
         let http = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])!
@@ -41,7 +37,7 @@ struct CustomWithCredentials: Request {
     func makeURLRequest(baseURL: URL?) throws -> URLRequest? { URLRequest(url: url) }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ReviewRegressionTests {
+@Suite(timeLimit(minutes: 1)) struct ReviewRegressionTests {
     @Test func noProgressEventFollowsTheTerminalEventWhenCancelledMidTransfer() async throws {
         try await withServer { server in
             for _ in 0..<3 {

@@ -1,16 +1,15 @@
 import Dispatch
-import Synchronization
 
 /// What the registry needs of every entry, whatever its event type: identity, liveness, removal.
 ///
-/// `@unchecked Sendable`: the only mutable state is `removedFlag`, an atomic. What subclasses hold is
+/// `@unchecked Sendable`: the only mutable state is `removedFlag`, an atomic flag. What subclasses hold is
 /// either `Sendable` (``WeakObserverEntry``: a `Sendable` observer and a `@Sendable` callback) or only
 /// touched on the main actor (``MainActorObserverEntry``), as the public `addObserver` forms require.
 @usableFromInline
 class AnyObserverEntry: ObservationToken, @unchecked Sendable {
     /// The observer's identity, for `removeObserver(_:)`; `nil` for streams.
     @usableFromInline let owner: ObjectIdentifier?
-    private let removedFlag = Atomic<Bool>(false)
+    private let removedFlag = AtomicFlag()
 
     @usableFromInline
     init(registry: ObserverRegistry, typeKey: ObjectIdentifier, owner: ObjectIdentifier?) {
@@ -21,9 +20,9 @@ class AnyObserverEntry: ObservationToken, @unchecked Sendable {
     /// Set when the entry leaves the registry; a delivery already queued is then skipped.
     @inlinable final var isRemoved: Bool { removedFlagLoad() }
 
-    @usableFromInline final func removedFlagLoad() -> Bool { removedFlag.load(ordering: .acquiring) }
+    @usableFromInline final func removedFlagLoad() -> Bool { removedFlag.isSet }
 
-    final func markRemoved() { removedFlag.store(true, ordering: .releasing) }
+    final func markRemoved() { removedFlag.set() }
 
     /// Whether the observer still exists.
     @usableFromInline var isAlive: Bool { true }

@@ -285,9 +285,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         } else {
             progress = nil
         }
-        let task = transport.perform(urlRequest, options: options, progress: progress) { [self] result in
+        let callbacks = TransferCallbacks(progress: progress) { [self] result in
             transferEnded(result, attempt: number)
         }
+        let task = transport.perform(TransportRequest(urlRequest), options: options, callbacks: callbacks)
         let (keep, stopping) = state.withLock { state -> (keep: Bool, stopping: Bool) in
             switch state.phase {
             case .starting(let attempt) where attempt == number:

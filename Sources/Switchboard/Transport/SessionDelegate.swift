@@ -10,9 +10,41 @@ import FoundationNetworking
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let transfers = Locked<[Int: TransferState]>([:])
 
-    /// Starts a task for `request` on behalf of `state` (its first, or one after a redirect).
-    func start(_ request: URLRequest, for state: TransferState, in session: URLSession) {
-        let task = session.dataTask(with: request)
+    /// Starts a task for the current hop of `state` (its first, or one after a redirect). Called from
+    /// `perform` on the caller's thread for the first hop, on the delegate queue for the others; a
+    /// failure to start is reported on `queue`, never from inside `perform`.
+    func start(_ state: TransferState, in session: URLSession, queue: DispatchQueue? = nil) {
+        var request = state.currentRequest
+        let task: URLSessionTask
+        switch state.currentBody {
+        case .none:
+            // Only set when it changes: a change copies the whole request on Linux.
+            if request.httpBody != nil || request.httpBodyStream != nil {
+                request.httpBody = nil
+                request.httpBodyStream = nil
+            }
+            task = session.dataTask(with: request)
+        case .data(let data):
+            if request.httpBody != data { request.httpBody = data }
+            task = session.dataTask(with: request)
+        case .file(let url):
+            // FoundationNetworking sets the Content-Length from the file's size; a second one would
+            // contradict it.
+            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            task = session.uploadTask(with: request, fromFile: url)
+        case .stream(_, let open):
+            // Sent chunked: FoundationNetworking sends a streamed body with `Transfer-Encoding: chunked`
+            // and would add a hand-set Content-Length beside it, which servers reject.
+            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            do {
+                request.httpBodyStream = try open()
+            } catch {
+                let failure = NetworkError.invalidRequest(reason: "the body stream could not be opened: \(error)")
+                if let queue { queue.async { state.finish(.failure(failure)) } } else { state.finish(.failure(failure)) }
+                return
+            }
+            task = session.dataTask(with: request)
+        }
         // Setting it waits for FoundationNetworking's work queue on Linux (a context switch when that
         // queue is busy), so only when it isn't the default.
         if state.options.priority != URLSessionTask.defaultPriority { task.priority = state.options.priority }
@@ -38,29 +70,35 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             dataTask.cancel()
             return
         }
+        completionHandler(.allow)
         state.firstByteTime = DispatchTime.now().uptimeNanoseconds
-        state.response = response as? HTTPURLResponse
+        let head = response as? HTTPURLResponse
+        state.response = head
         // A new response (after a challenge or a redirect with a body) restarts the body.
         state.data = Data()
-        let limit = state.options.maximumResponseSize
-        if !state.hasNoBody, response.expectedContentLength > Int64(limit) {
-            state.failure = .responseTooLarge(limit: limit)
-            completionHandler(.allow)
-            dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
+        state.bytesReceived = 0
+        // A redirect followed by hand (its body is not the answer), or a 401 that a challenge may yet
+        // replace (FoundationNetworking reports its head before the challenge): the head is not final.
+        guard let head, state.pendingRedirect == nil else { return }
+        if head.statusCode == 401, state.options.credentials != nil {
+            state.isProvisional = true
             return
         }
-        completionHandler(.allow)
+        state.isProvisional = false
+        if let failure = state.acceptHead(head) {
+            state.failure = failure
+            dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
+        }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let state = state(for: dataTask), !state.isFinished, state.failure == nil else { return }
-        if state.data.count + data.count > state.options.maximumResponseSize {
-            state.failure = .responseTooLarge(limit: state.options.maximumResponseSize)
+        if let failure = state.receive(data) {
+            state.failure = failure
             dataTask.cancel()
             return
         }
-        state.data.append(data)
-        state.progress?(state.progressSnapshot())
+        state.callbacks.progress?(state.progressSnapshot())
     }
 
     func urlSession(
@@ -73,7 +111,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = state(for: task), !state.isFinished else { return }
         state.bytesSent += bytesSent  // our own count: URLSession's totals are unreliable on Linux
         if totalBytesExpectedToSend > 0 { state.expectedBytesToSend = totalBytesExpectedToSend }
-        state.progress?(state.progressSnapshot())
+        state.callbacks.progress?(state.progressSnapshot())
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping (InputStream?) -> Void) {
+        guard let state = state(for: task), case .stream(_, let open) = state.currentBody else { return completionHandler(nil) }
+        completionHandler(try? open())
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -83,8 +126,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.pendingRedirect = nil
             state.response = nil
             state.data = Data()
-            state.currentRequest = next
-            start(next, for: state, in: session)
+            state.bytesReceived = 0
+            state.bytesSent = 0
+            state.currentRequest = next.request
+            state.currentBody = next.body
+            start(state, in: session)
             return
         }
         state.finish(Self.result(of: state, error: error))
@@ -106,14 +152,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let response = state.response else {
             return .failure(.transport(URLError(.badServerResponse)))
         }
-        // A body shorter than an uncompressed Content-Length means the server closed mid-body. (The
-        // cheap length comparison first: it is what spares most responses the header lookup.)
-        if Int64(state.data.count) < response.expectedContentLength, let expected = state.expectedBytesToReceive,
-            Int64(state.data.count) < expected
-        {
-            return .failure(.transport(URLError(.networkConnectionLost)))
+        if state.isProvisional {
+            // A 401 no challenge followed: it is the answer after all. Its body, held in memory, goes
+            // to the destination now.
+            state.isProvisional = false
+            let buffered = state.data
+            if let failure = state.acceptHead(response) { return .failure(failure) }
+            if state.file != nil {
+                state.data = Data()
+                state.bytesReceived = 0
+                if let failure = state.receive(buffered) { return .failure(failure) }
+            }
         }
-        return .success(TransportResponse(httpResponse: response, data: state.data, timing: state.timing()))
+        if let short = state.rules.verifyComplete(response, for: state.currentRequest, receivedBytes: state.bytesReceived) {
+            return .failure(short)
+        }
+        return .success(state.transportResponse(response))
     }
 
     /// FoundationNetworking reports most of libcurl's failures as an unknown error (-1) and keeps only
@@ -130,7 +184,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return .badServerResponse
         }
         if message.contains("transfer closed") || message.contains("outstanding read data") { return .networkConnectionLost }
-        if let expected = state.expectedBytesToReceive, Int64(state.data.count) < expected { return .networkConnectionLost }
+        if let expected = state.expectedBytesToReceive, state.bytesReceived < expected { return .networkConnectionLost }
         return nil
     }
 
@@ -144,40 +198,31 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
         guard let state = state(for: task) else { return completionHandler(request) }
-        let rules = state.options.redirects
-        // Not following: the task ends with this 3xx as its response.
-        if rules.maximumCount == 0 { return completionHandler(nil) }
-        state.redirectCount += 1
-        if state.redirectCount > rules.maximumCount {
-            state.failure = .transport(URLError(.httpTooManyRedirects))
+        switch state.rules.redirect(from: state.currentRequest, response: response, to: request.url, followed: state.redirectCount) {
+        case .deliver:
+            // Not following: the task ends with this 3xx as its response.
+            completionHandler(nil)
+        case .fail(let error):
+            state.failure = error
             completionHandler(nil)
             task.cancel()
-            return
+        case .follow(var next):
+            state.redirectCount += 1
+            let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none
+            storeCookies(from: response, in: session)
+            if !body.isEmpty {
+                // URLSession on Linux keeps the method of a 307/308 but sends an empty body: let this
+                // task end with the redirect response; didCompleteWithError starts the next hop as a
+                // new task with the body, which gets the jar's cookies from the session itself.
+                if !state.setsOwnCookie { next.setValue(nil, forHTTPHeaderField: "Cookie") }
+                state.pendingRedirect = (next, body)
+                return completionHandler(nil)
+            }
+            if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
+            state.currentRequest = next
+            state.currentBody = .none
+            completionHandler(next)
         }
-        guard let url = request.url else { return completionHandler(nil) }
-        // Only the allowed schemes (http and https by default): FoundationNetworking would follow
-        // `file:` or `data:` as a path on the same server, and `ftp:` elsewhere.
-        let scheme = response.value(forHTTPHeaderField: "Location").flatMap(URLResolver.scheme(of:))?.lowercased() ?? url.scheme?.lowercased() ?? ""
-        if !rules.allowedSchemes.contains(scheme) || !["http", "https"].contains(scheme) {
-            state.failure = .transport(URLError(.unsupportedURL, userInfo: [
-                NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (followed: \(rules.allowedSchemes.sorted().joined(separator: ", ")))",
-            ]))
-            completionHandler(nil)
-            task.cancel()
-            return
-        }
-        var next = RedirectPolicy.next(after: state.currentRequest, status: response.statusCode, to: url)
-        storeCookies(from: response, in: session)
-        if RedirectPolicy.needsManualFollow(next) {
-            // Let this task end with the redirect response; didCompleteWithError starts the next one,
-            // as a new task, which gets the jar's cookies from the session itself.
-            if !state.setsOwnCookie { next.setValue(nil, forHTTPHeaderField: "Cookie") }
-            state.pendingRedirect = next
-            return completionHandler(nil)
-        }
-        if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
-        state.currentRequest = next
-        completionHandler(next)
     }
 
     /// Stores the cookies a redirect response sets (FoundationNetworking stores them too; storing again
@@ -221,28 +266,27 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = state(for: task) else {
             return completionHandler(.cancelAuthenticationChallenge, nil)
         }
-        // Answer once, and only when the credentials weren't already sent pre-emptively: a second
-        // challenge means they were wrong. Never `.useCredential` with nil (that crashes on Linux) and
-        // never `.performDefaultHandling` (the task then hangs on Linux).
-        let alreadySent = state.currentRequest.value(forHTTPHeaderField: "Authorization") != nil
-        // Only the request's own origin gets the credentials, never a host it was redirected to.
+        // Never `.useCredential` with nil (that crashes on Linux) and never `.performDefaultHandling`
+        // (the task then hangs on Linux).
         let space = challenge.protectionSpace
-        let sameOrigin = RedirectPolicy.isOrigin(of: state.request.url, host: space.host, port: space.port)
-            && RedirectPolicy.sameOrigin(state.request.url, state.currentRequest.url)
-        if let credentials = state.options.credentials, challenge.previousFailureCount == 0, !alreadySent, sameOrigin {
-            let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
-            return completionHandler(.useCredential, credential)
-        }
         let failed = challenge.failureResponse as? HTTPURLResponse ?? state.response
-        state.failure = .unauthorized(
-            ErrorResponse(
-                statusCode: failed?.statusCode ?? 401,
-                headers: failed.map(HTTPHeaders.init) ?? HTTPHeaders(),
-                body: Data(),
-                url: failed?.url ?? state.request.url
-            )
+        let decision = state.rules.answerChallenge(
+            original: state.request.urlRequest,
+            current: state.currentRequest,
+            host: space.host,
+            port: space.port,
+            previousFailures: challenge.previousFailureCount,
+            response: failed
         )
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        switch decision {
+        case .answer(let credentials):
+            state.isProvisional = false
+            let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
+            completionHandler(.useCredential, credential)
+        case .fail(let error):
+            state.failure = error
+            completionHandler(.cancelAuthenticationChallenge, nil)
+        }
     }
 
     /// TLS challenges (server trust, client certificates) are left to the system; they exist only

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -8,38 +7,40 @@ import FoundationNetworking
 /// What the session delegate knows about one transfer.
 ///
 /// `@unchecked Sendable`: the `var`s below are touched only on the session's serial delegate queue
-/// (every delegate callback runs there, and so does a cancel), and `finished` is an atomic.
+/// (every delegate callback runs there, and so does a cancel), `finished` is an atomic flag and `task`
+/// is behind the lock wrapper.
 final class TransferState: @unchecked Sendable {
     /// The request as it was given.
-    let request: URLRequest
+    let request: TransportRequest
     let options: TransferOptions
-    let progress: (@Sendable (TransferProgress) -> Void)?
-    private let completion: @Sendable (Result<TransportResponse, NetworkError>) -> Void
+    let rules: TransferRules
+    let callbacks: TransferCallbacks
     let startDate = Date()
     let startTime = DispatchTime.now().uptimeNanoseconds
-    private let finished = Atomic<Bool>(false)
+    private let finished = AtomicFlag()
     /// The task moving the bytes now (a new one after a redirect Switchboard follows itself).
     private let task = Locked<URLSessionTask?>(nil)
 
     // Delegate-queue only:
     /// The request of the current hop (after redirects, the one the next hop is built from).
     var currentRequest: URLRequest
+    /// The body of the current hop: the request's, or none after a redirect that turned it into a GET.
+    var currentBody: TransferBody
+    /// The bytes received into memory.
     var data = Data()
+    /// The body bytes received in the current response (to memory or to the file).
+    var bytesReceived: Int64 = 0
     var response: HTTPURLResponse? {
-        didSet { lengthIsUnreliable = nil }
+        didSet { expectedLength = nil }
     }
-    /// Whether the response's Content-Length says nothing of the bytes handed over: a content-encoded
-    /// body (its length is the compressed size) or a transfer-encoded one (its framing wins, RFC 9112
-    /// §6.3). Looked up at most once per response, and only when a size matters (a header lookup on
-    /// Linux bridges and compares strings).
-    private var lengthIsUnreliable: Bool?
-    private var isLengthUnreliable: Bool {
-        if let lengthIsUnreliable { return lengthIsUnreliable }
-        let unreliable = response?.value(forHTTPHeaderField: "Content-Encoding") != nil
-            || response?.value(forHTTPHeaderField: "Transfer-Encoding") != nil
-        lengthIsUnreliable = unreliable
-        return unreliable
-    }
+    /// The current response's expected body length, looked up at most once per response, and only when
+    /// a size matters (a header lookup on Linux bridges and compares strings).
+    private var expectedLength: Int64??
+    /// Whether the current response is a 401 that a challenge may yet replace: its head is reported
+    /// (and its body written to a file) only when the transfer ends with it.
+    var isProvisional = false
+    /// The open destination file, from the final head on.
+    var file: FileHandle?
     var firstByteTime: UInt64?
     var bytesSent: Int64 = 0
     var expectedBytesToSend: Int64?
@@ -49,21 +50,18 @@ final class TransferState: @unchecked Sendable {
     /// Redirects followed so far.
     var redirectCount = 0
     /// Whether the request set its own `Cookie` header (then the jar's cookies are not added on redirects).
-    lazy var setsOwnCookie: Bool = request.value(forHTTPHeaderField: "Cookie") != nil
+    lazy var setsOwnCookie: Bool = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
     /// A redirect to follow with a new task when the current one completes.
-    var pendingRedirect: URLRequest?
+    var pendingRedirect: (request: URLRequest, body: TransferBody)?
 
-    init(
-        request: URLRequest,
-        options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) {
+    init(request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) {
         self.request = request
-        currentRequest = request
+        currentRequest = request.urlRequest
+        currentBody = request.body
         self.options = options
-        self.progress = progress
-        self.completion = completion
+        rules = TransferRules(options)
+        self.callbacks = callbacks
+        expectedBytesToSend = request.body.length
     }
 
     /// The task moving the bytes now.
@@ -77,15 +75,17 @@ final class TransferState: @unchecked Sendable {
         currentTask?.cancel()
     }
 
-    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    var isFinished: Bool { finished.isSet }
 
     /// Ends the transfer with `result` unless it already ended. Returns whether this call ended it.
     @discardableResult
     func finish(_ result: Result<TransportResponse, NetworkError>) -> Bool {
-        guard finished.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            return false
+        guard finished.testAndSet() else { return false }
+        if let file {
+            try? file.close()
+            self.file = nil
         }
-        completion(result)
+        callbacks.completion(result)
         return true
     }
 
@@ -99,26 +99,83 @@ final class TransferState: @unchecked Sendable {
         )
     }
 
-    /// Whether the response can have no body whatever its headers say: a HEAD request, 1xx, 204, 304.
-    var hasNoBody: Bool {
-        guard let response else { return false }
-        let status = response.statusCode
-        return currentRequest.httpMethod == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
-    }
-
-    /// The expected body size, when the response says and the body isn't compressed (a compressed
-    /// body's Content-Length is its compressed size; URLSession hands over the decoded bytes).
+    /// The expected body size, when the response says and the body isn't compressed.
     var expectedBytesToReceive: Int64? {
-        guard let response, !hasNoBody, response.expectedContentLength >= 0, !isLengthUnreliable else { return nil }
-        return response.expectedContentLength
+        if let expectedLength { return expectedLength }
+        guard let response else { return nil }
+        let length = TransferRules.expectedBodyLength(response, method: currentRequest.httpMethod)
+        expectedLength = .some(length)
+        return length
     }
 
     func progressSnapshot() -> TransferProgress {
         TransferProgress(
             bytesSent: bytesSent,
             expectedBytesToSend: expectedBytesToSend,
-            bytesReceived: Int64(data.count),
+            bytesReceived: bytesReceived,
             expectedBytesToReceive: expectedBytesToReceive
         )
+    }
+
+    // MARK: Destination
+
+    /// Reports the final head and prepares the destination. Returns the error that ends the transfer
+    /// instead, if any.
+    func acceptHead(_ head: HTTPURLResponse) -> NetworkError? {
+        if let refused = rules.admit(head, for: currentRequest, destination: request.destination) { return refused }
+        let decision = callbacks.head?(head) ?? .proceed
+        switch decision {
+        case .fail(let error): return error
+        case .proceed: return openDestination(fromStart: false)
+        case .writeFromStart: return openDestination(fromStart: true)
+        }
+    }
+
+    private func openDestination(fromStart: Bool) -> NetworkError? {
+        guard case .file(let url, let offset) = request.destination else { return nil }
+        let start = fromStart ? 0 : max(0, offset)
+        do {
+            if !FileManager.default.fileExists(atPath: url.path) {
+                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                    return .transport(URLError(.cannotCreateFile, userInfo: [NSLocalizedDescriptionKey: "cannot create \(url.path)"]))
+                }
+            }
+            let handle = try FileHandle(forWritingTo: url)
+            let size = try handle.seekToEnd()
+            if start > Int64(size) {
+                try? handle.close()
+                return .invalidRequest(reason: "the download offset \(start) is past the end of \(url.lastPathComponent) (\(size) bytes)")
+            }
+            try handle.truncate(atOffset: UInt64(start))
+            try handle.seek(toOffset: UInt64(start))
+            file = handle
+            return nil
+        } catch {
+            return .transport(URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot open \(url.path): \(error)", NSUnderlyingErrorKey: error]))
+        }
+    }
+
+    /// Stores received bytes in the destination. Returns the error that ends the transfer, if any.
+    func receive(_ chunk: Data) -> NetworkError? {
+        if let file {
+            do {
+                try file.write(contentsOf: chunk)
+            } catch {
+                return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write the body: \(error)", NSUnderlyingErrorKey: error]))
+            }
+        } else {
+            if let tooLarge = rules.admit(receivedBytes: Int64(data.count + chunk.count)) { return tooLarge }
+            data.append(chunk)
+        }
+        bytesReceived += Int64(chunk.count)
+        return nil
+    }
+
+    /// The transfer's response, once the final body arrived.
+    func transportResponse(_ head: HTTPURLResponse) -> TransportResponse {
+        if case .file(let url, _) = request.destination {
+            return TransportResponse(httpResponse: head, fileURL: url, bodyLength: bytesReceived, timing: timing())
+        }
+        return TransportResponse(httpResponse: head, data: data, timing: timing())
     }
 }

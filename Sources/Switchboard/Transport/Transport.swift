@@ -3,25 +3,44 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Moves one `URLRequest` over the network and reports the body. ``URLSessionTransport`` is the
-/// default; `SwitchboardTesting` has a stub for tests of app code.
+/// Moves one request over the network: its body from memory, a file or a stream, its response body
+/// into memory or a file. ``URLSessionTransport`` is the default; `SwitchboardTesting` has a stub for
+/// tests of app code, and ``Configuration/transport`` picks the one a ``Dispatcher`` uses.
 ///
-/// A transport must call `completion` exactly once per `perform`, and must stop calling `progress`
-/// before it does.
+/// A transport moves bytes and leaves the decisions to ``TransferRules``, which it creates from the
+/// options: redirects, challenges and size limits then behave the same whatever the transport (the
+/// package's conformance suite checks each rule against each transport it has).
+///
+/// The contract:
+/// - `callbacks.completion` is called exactly once per `perform`, and is the last callback;
+/// - `callbacks.head` is called once per final response, before any of its body is reported, and its
+///   decision is followed;
+/// - callbacks are called one at a time, never from inside `perform` or `cancel()`;
+/// - after ``TransportTask/cancel()`` the completion reports ``NetworkError/cancelled`` unless the
+///   transfer already ended.
 public protocol Transport: Sendable {
     /// Starts a transfer.
     /// - Parameters:
-    ///   - request: the request, fully built.
-    ///   - options: deadline, priority, credentials and limits for this transfer.
+    ///   - request: the request, fully built, with its body and the response's destination.
+    ///   - options: deadline, priority, credentials, limits and redirect rules for this transfer.
+    ///   - callbacks: the head, progress and completion, called on the transport's queue.
+    /// - Returns: a handle that cancels the transfer.
+    func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask
+}
+
+extension Transport {
+    /// Starts a transfer of a `URLRequest` (its `httpBody` is the body) with the response body in memory.
+    /// - Parameters:
     ///   - progress: called as bytes move, on the transport's queue.
     ///   - completion: called once with the response and whole body, or the error, on the transport's queue.
-    /// - Returns: a handle that cancels the transfer.
-    func perform(
+    public func perform(
         _ request: URLRequest,
         options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) -> any TransportTask
+    ) -> any TransportTask {
+        perform(TransportRequest(request), options: options, callbacks: TransferCallbacks(progress: progress, completion: completion))
+    }
 }
 
 /// A transfer in flight.
@@ -55,19 +74,34 @@ public struct TransferOptions: Sendable {
     }
 }
 
-/// What a transport got back: the response head and the whole body.
+/// What a transport got back: the response head and the body, in memory or in a file.
 public struct TransportResponse: Sendable {
     /// The HTTP response head.
     public let httpResponse: HTTPURLResponse
-    /// The body.
+    /// The body, for a ``ResponseDestination/memory`` destination; empty for a file.
     public let data: Data
+    /// The file the body was written to, for a ``ResponseDestination/file(_:offset:)`` destination.
+    public let fileURL: URL?
+    /// The body bytes this response delivered (to memory or to the file, after its offset).
+    public let bodyLength: Int64
     /// When the transfer ran.
     public let timing: Timing
 
-    /// Creates a transport response.
+    /// Creates a response whose body is in memory.
     public init(httpResponse: HTTPURLResponse, data: Data, timing: Timing) {
         self.httpResponse = httpResponse
         self.data = data
+        fileURL = nil
+        bodyLength = Int64(data.count)
+        self.timing = timing
+    }
+
+    /// Creates a response whose body was written to a file.
+    public init(httpResponse: HTTPURLResponse, fileURL: URL, bodyLength: Int64, timing: Timing) {
+        self.httpResponse = httpResponse
+        data = Data()
+        self.fileURL = fileURL
+        self.bodyLength = bodyLength
         self.timing = timing
     }
 }

@@ -64,17 +64,12 @@ public final class URLSessionTransport: Transport {
         session.invalidateAndCancel()
     }
 
-    /// Starts a data task; see ``Transport/perform(_:options:progress:completion:)``. Callbacks run on
-    /// the transport's serial queue.
-    public func perform(
-        _ request: URLRequest,
-        options: TransferOptions,
-        progress: (@Sendable (TransferProgress) -> Void)?,
-        completion: @escaping @Sendable (Result<TransportResponse, NetworkError>) -> Void
-    ) -> any TransportTask {
-        let state = TransferState(request: request, options: options, progress: progress, completion: completion)
-        if let body = request.httpBody { state.expectedBytesToSend = Int64(body.count) }
-        delegate.start(request, for: state, in: session)
+    /// Starts a transfer; see ``Transport/perform(_:options:callbacks:)``. A body from memory or a stream
+    /// goes with a data task, a file with an upload task (read as it is sent); a file destination is
+    /// written as the body arrives. Callbacks run on the transport's serial queue.
+    public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        let state = TransferState(request: request, options: options, callbacks: callbacks)
+        delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)
     }
 }

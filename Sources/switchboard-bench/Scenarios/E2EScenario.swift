@@ -1,6 +1,5 @@
 import Foundation
 import Switchboard
-import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -12,23 +11,23 @@ struct SmallGet: Request {
 
 /// Counts a run's requests: hands out request numbers to the workers and counts failures.
 final class RunCounter: Sendable {
-    private let next = Atomic<Int>(0)
-    private let failed = Atomic<Int>(0)
+    private let next = AtomicCounter()
+    private let failed = AtomicCounter()
     let total: Int
     init(total: Int) { self.total = total }
     /// Whether another request is to be sent.
-    func take() -> Bool { next.wrappingAdd(1, ordering: .relaxed).oldValue < total }
-    func fail() { failed.wrappingAdd(1, ordering: .relaxed) }
-    var failures: Int { failed.load(ordering: .relaxed) }
+    func take() -> Bool { next.increment() < total }
+    func fail() { failed.increment() }
+    var failures: Int { failed.value }
 }
 
 /// An observer that counts terminal events (the "one observer" of the `send` variant).
 final class TerminalCounter: Sendable {
-    private let count = Atomic<Int>(0)
+    private let count = AtomicCounter()
     func changed(_ event: RequestEvent<SmallGet>) {
-        if event.isTerminal { count.wrappingAdd(1, ordering: .relaxed) }
+        if event.isTerminal { count.increment() }
     }
-    var value: Int { count.load(ordering: .relaxed) }
+    var value: Int { count.value }
 }
 
 /// End to end: small JSON GETs at concurrency 1, 8 and 64 against the loopback server in another

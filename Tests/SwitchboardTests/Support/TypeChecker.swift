@@ -47,7 +47,16 @@ enum TypeChecker {
         try source.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: compiler)
-        process.arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path, "-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
+        var arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path, "-module-cache-path", directory.appendingPathComponent("cache").path]
+        // Switchboard's C target (its atomics): SwiftPM passes its module map to every client; so do we.
+        for base in [modules, modules.deletingLastPathComponent()] {
+            let map = base.appendingPathComponent("CSwitchboardAtomics.build/module.modulemap")
+            if FileManager.default.fileExists(atPath: map.path) {
+                arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"]
+                break
+            }
+        }
+        process.arguments = arguments + [file.path]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

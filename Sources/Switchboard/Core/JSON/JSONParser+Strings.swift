@@ -15,7 +15,7 @@ extension JSONParser {
                 if highBits < 0x80 {
                     return String(decoding: bytes, as: UTF8.self)
                 }
-                guard let string = String(validating: bytes, as: UTF8.self) else {
+                guard let string = UTF8Validation.string(bytes) else {
                     throw JSONParseError(.invalidUTF8, at: start + UTF8Validation.firstInvalidOffset(in: bytes))
                 }
                 return string
@@ -42,7 +42,7 @@ extension JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 position = index + 1
-                guard let string = String(validating: scratch, as: UTF8.self) else {
+                guard let string = scratch.withUnsafeBufferPointer(UTF8Validation.string) else {
                     // Escapes only ever produce valid UTF-8, so the culprit is in the raw input bytes.
                     let raw = UnsafeBufferPointer(start: base + start, count: index - start)
                     throw JSONParseError(.invalidUTF8, at: start + UTF8Validation.firstInvalidOffset(in: raw))

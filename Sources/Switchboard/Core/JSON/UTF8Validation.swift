@@ -1,5 +1,20 @@
-/// Locates malformed UTF-8 (used only to report error offsets; the fast path relies on `String(validating:)`).
+/// Validates UTF-8: `String(validating:)` where the platform has it (iOS 18, macOS 15 and later, and
+/// Linux), this file's own check below that, and the offset of the first malformed byte for errors.
 enum UTF8Validation {
+    /// The string `bytes` spell, or `nil` when they are not well-formed UTF-8.
+    @inline(__always)
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return portableString(bytes)
+    }
+
+    /// `string(_:)` without `String(validating:)`: the package's floor (iOS 15, macOS 12) predates it.
+    static func portableString(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        firstInvalidOffset(in: bytes) == bytes.count ? String(decoding: bytes, as: UTF8.self) : nil
+    }
+
     /// Returns the offset of the first byte of the first ill-formed sequence, or `bytes.count` if all is well.
     ///
     /// Follows the Unicode well-formedness table: no overlong forms, no surrogates, nothing above U+10FFFF.

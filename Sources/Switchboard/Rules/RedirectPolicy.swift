@@ -12,12 +12,6 @@ enum RedirectPolicy {
     /// Headers that describe a body; dropped with it when a redirect turns the request into a GET.
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]
 
-    /// Whether Switchboard must send `next` itself, with a new task: URLSession on Linux keeps the
-    /// method of a 307/308 but sends an empty body, even when the request it is given carries one.
-    static func needsManualFollow(_ next: URLRequest) -> Bool {
-        !(next.httpBody?.isEmpty ?? true)
-    }
-
     /// The request of the next hop, from the current hop's request, the redirect's status and the URL
     /// it points to.
     ///

@@ -1,0 +1,30 @@
+import CSwitchboardAtomics
+
+/// A flag set once, read without a lock: the C11 atomics of `CSwitchboardAtomics` (`Synchronization.Atomic`
+/// would raise the deployment floor to iOS 18 / macOS 15, and a lock per load costs the delivery path).
+///
+/// Noncopyable, so its heap word has exactly one owner, freed with it.
+///
+/// `@unchecked Sendable`: the pointer is written only through the atomic builtins.
+package struct AtomicFlag: ~Copyable, @unchecked Sendable {
+    private let storage: UnsafeMutablePointer<sb_atomic_flag>
+
+    package init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: sb_atomic_flag(value: 0))
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    /// Whether the flag is set (acquire ordering).
+    @inline(__always) package var isSet: Bool { sb_atomic_flag_load(storage) }
+
+    /// Sets the flag (release ordering).
+    @inline(__always) package func set() { sb_atomic_flag_set(storage) }
+
+    /// Sets the flag unless it was set; returns whether this call set it.
+    @inline(__always) package func testAndSet() -> Bool { sb_atomic_flag_test_and_set(storage) }
+}
