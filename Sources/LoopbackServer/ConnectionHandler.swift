@@ -55,18 +55,6 @@ struct ConnectionHandler {
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     private func respond(to request: inout ServerRequest) -> ServerResponse {
-        let match = core.routes.withLock { $0.match(method: request.method, path: request.path) }
-        switch match {
-        case let .found(handler, parameters):
-            request.pathParameters = parameters
-            return handler(request)
-        case let .methodNotAllowed(allowed):
-            var response = ServerResponse.json(
-                ["error": "method not allowed", "method": request.method, "path": request.path], status: 405)
-            response.headers.append(("Allow", allowed.joined(separator: ", ")))
-            return response
-        case .notFound:
-            return .json(["error": "not found", "path": request.path], status: 404)
-        }
+        core.respond(to: &request)
     }
 }

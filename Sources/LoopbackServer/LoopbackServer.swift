@@ -94,6 +94,14 @@ public final class LoopbackServer: Sendable {
         core.routes.withLock { $0.add(method: method, pattern: pattern, handler: handler) }
     }
 
+    /// Answers `request` in-process, without a connection, as a connection would route it (the hit is
+    /// counted): for in-process test transports that share this server's routes.
+    public func respond(to request: ServerRequest) -> ServerResponse {
+        var request = request
+        core.recordHit(path: request.path)
+        return core.respond(to: &request)
+    }
+
     /// How many requests reached this exact path (without the query), whatever their method or outcome.
     /// - Parameter path: A path such as `"/flaky/a"`.
     public func hits(_ path: String) -> Int {

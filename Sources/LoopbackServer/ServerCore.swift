@@ -124,6 +124,23 @@ final class ServerCore: Sendable {
         }
     }
 
+    /// The routed response to `request` (its path parameters filled in), or a 404 / 405.
+    func respond(to request: inout ServerRequest) -> ServerResponse {
+        let match = routes.withLock { $0.match(method: request.method, path: request.path) }
+        switch match {
+        case let .found(handler, parameters):
+            request.pathParameters = parameters
+            return handler(request)
+        case let .methodNotAllowed(allowed):
+            var response = ServerResponse.json(
+                ["error": "method not allowed", "method": request.method, "path": request.path], status: 405)
+            response.headers.append(("Allow", allowed.joined(separator: ", ")))
+            return response
+        case .notFound:
+            return .json(["error": "not found", "path": request.path], status: 404)
+        }
+    }
+
     /// Counts a request that reached routing.
     func recordHit(path: String) {
         state.withLock { state in

@@ -41,7 +41,7 @@ public struct ServerRequest: Sendable {
          stopSignal: StopSignal?) {
         var target = target
         // Absolute form (`http://host/path`), as sent to proxies: keep only the path and query.
-        if let schemeEnd = target.range(of: "://") {
+        if !target.hasPrefix("/"), let schemeEnd = target.range(of: "://") {
             let afterAuthority = target[schemeEnd.upperBound...].firstIndex(of: "/")
             target = afterAuthority.map { String(target[$0...]) } ?? "/"
         }

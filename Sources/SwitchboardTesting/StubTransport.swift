@@ -68,9 +68,15 @@ public final class StubTransport: Transport {
     /// the head callback apply, and a file destination is written. The handler sees the body in
     /// `httpBody`, whatever its kind.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
-        let first = Self.materialize(request)
-        recorded.withLock { $0.append(first) }
         let task = StubTask(queue: queue, completion: callbacks.completion)
+        let first: URLRequest
+        do {
+            first = try Self.materialize(request, rules: TransferRules(options))
+        } catch {
+            queue.async { task.finish(.failure(error)) }
+            return task
+        }
+        recorded.withLock { $0.append(first) }
         let outcome = handler(first)
         let delay: TimeInterval = (try? outcome.get().delay) ?? 0
         queue.asyncAfter(deadline: .now() + delay) { [self] in
@@ -140,32 +146,50 @@ public final class StubTransport: Transport {
             }
             let timing = Timing(start: start, timeToFirstByte: 0, duration: Date().timeIntervalSince(start))
             let length = Int64(answer.body.count)
+            // A Content-Length longer than the body stands for a server that closed mid-body.
+            if let cut = rules.verifyComplete(head, for: current, receivedBytes: length) { return .failure(cut) }
+            if let sent = request.body.length, sent > 0, callbacks.progress != nil {
+                callbacks.progress?(TransferProgress(bytesSent: sent, expectedBytesToSend: sent))
+            }
             switch request.destination {
             case .memory:
                 if let tooLarge = rules.admit(receivedBytes: length) { return .failure(tooLarge) }
-                callbacks.progress?(TransferProgress(bytesReceived: length, expectedBytesToReceive: length))
+                callbacks.progress?(TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
                 return .success(TransportResponse(httpResponse: head, data: answer.body, timing: timing))
             case .file(let fileURL, let offset):
                 do {
                     try Self.write(answer.body, to: fileURL, at: fromStart ? 0 : offset)
+                } catch let error as NetworkError {
+                    return .failure(error)
                 } catch {
                     return .failure(.transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "stub: \(error)"])))
                 }
-                callbacks.progress?(TransferProgress(bytesReceived: length, expectedBytesToReceive: length))
+                callbacks.progress?(TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
                 return .success(TransportResponse(httpResponse: head, fileURL: fileURL, bodyLength: length, timing: timing))
             }
         }
     }
 
     /// The request with its body in `httpBody`, as the handler sees it.
-    private static func materialize(_ request: TransportRequest) -> URLRequest {
+    private static func materialize(_ request: TransportRequest, rules: TransferRules) throws(NetworkError) -> URLRequest {
         var urlRequest = request.urlRequest
+        if let invalid = rules.check(request.body) { throw invalid }
         switch request.body {
         case .none: break
         case .data(let data): urlRequest.httpBody = data
-        case .file(let url): urlRequest.httpBody = try? Data(contentsOf: url)
+        case .file(let url):
+            do {
+                urlRequest.httpBody = try Data(contentsOf: url)
+            } catch {
+                throw .invalidRequest(reason: "the body file \(url.path) could not be read: \(error)")
+            }
         case .stream(_, let open):
-            guard let stream = try? open() else { break }
+            let stream: InputStream
+            do {
+                stream = try open()
+            } catch {
+                throw .invalidRequest(reason: "the body stream could not be opened: \(error)")
+            }
             var data = Data()
             stream.open()
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
@@ -187,7 +211,8 @@ public final class StubTransport: Transport {
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let size = try handle.seekToEnd()
-        try handle.truncate(atOffset: min(size, UInt64(max(0, offset))))
+        guard UInt64(max(0, offset)) <= size else { throw NetworkError.invalidRequest(reason: "the download offset \(offset) is past the end of \(url.lastPathComponent) (\(size) bytes)") }
+        try handle.truncate(atOffset: UInt64(max(0, offset)))
         try handle.seekToEnd()
         try handle.write(contentsOf: body)
     }

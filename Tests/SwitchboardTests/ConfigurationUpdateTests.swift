@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LoopbackServer
+import SwitchboardTesting
 import Testing
 @testable import Switchboard
 
@@ -62,6 +63,38 @@ import Testing
             client.updateConfiguration { $0.cookies = .inMemory }
             let again = try await client.response(for: Echo())
             #expect(again.json["headers"]["Cookie"] == "session=abc")
+        }
+    }
+
+    @Test func theTransportComesFromTheConfigurationsFactoryMadeOncePerSettings() async throws {
+        try await withServer { server in
+            let made = Box(0)
+            let jars = Box<[ObjectIdentifier]>([])
+            let counting = TransportFactory(name: "counting") { context in
+                made.mutate { $0 += 1 }
+                if let jar = context.cookieJar { jars.mutate { $0.append(ObjectIdentifier(jar)) } }
+                return URLSessionTransport(configuration: context.configuration)
+            }
+            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.transport = counting })
+            for _ in 0..<3 { _ = try await client.response(for: Echo()) }
+            #expect(made.value == 1, "one transport for three sends")
+            client.updateConfiguration { $0.timeout = 9 }  // not a transport setting
+            _ = try await client.response(for: Echo())
+            #expect(made.value == 1)
+            client.updateConfiguration { $0.maximumConnectionsPerHost = 3 }
+            _ = try await client.response(for: Echo())
+            #expect(made.value == 2, "a transport setting changed: a new transport")
+            #expect(Set(jars.value).count == 1, "every transport gets the dispatcher's one in-memory jar")
+
+            // Another factory: later sends go through it, and never reach the server.
+            let stub = StubTransport { _ in .json(["from": "stub"]) }
+            client.updateConfiguration { $0.transport = .using(stub) }
+            let stubbed = try await client.response(for: Echo())
+            #expect(stubbed.json["from"] == "stub")
+            #expect(stub.requests.count == 1)
+            client.updateConfiguration { $0.transport = .urlSession }
+            let real = try await client.response(for: Echo())
+            #expect(real.json["from"].isNull && !real.json["headers"].isNull)
         }
     }
 

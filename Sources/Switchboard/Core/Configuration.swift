@@ -12,8 +12,8 @@ import Foundation
 ///
 /// A dispatcher's configuration changes only through ``Dispatcher/updateConfiguration(_:)``, an atomic
 /// update; each send uses the configuration as it was when it was sent. Every setting may change at
-/// any time: the transport settings (``maximumConnectionsPerHost``, ``cookies``) through a new
-/// URLSession, made at the next send.
+/// any time: the transport settings (``transport``, ``maximumConnectionsPerHost``, ``cookies``) through
+/// a new transport, made at the next send.
 public struct Configuration: Sendable {
     /// The base URL relative paths are joined to (keeping its own path). Default: none.
     public var baseURL: URL?
@@ -89,6 +89,11 @@ public struct Configuration: Sendable {
 
     /// Which cookies are stored and sent. Default: ``CookiePolicy/inMemory``.
     public var cookies: CookiePolicy = .inMemory
+
+    /// What makes the transport requests travel by. Default: ``TransportFactory/urlSession``. A
+    /// change applies from the next send (sends in flight finish on their transport). A dispatcher
+    /// created with a transport of its own ignores it.
+    public var transport: TransportFactory = .urlSession
 
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
     /// in a cURL description, besides the built-in ones (`Authorization`, `Cookie`… and names containing

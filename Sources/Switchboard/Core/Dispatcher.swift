@@ -51,8 +51,9 @@ public final class Dispatcher: Sendable {
     /// Creates a dispatcher of your own.
     /// - Parameters:
     ///   - configuration: its settings.
-    ///   - transport: how requests travel; `nil` creates a ``URLSessionTransport`` from `configuration`
-    ///     at the first send (and a new one for later sends when its transport settings change).
+    ///   - transport: how requests travel, whatever ``Configuration/transport`` says; `nil` (the
+    ///     default) makes one with ``Configuration/transport`` at the first send, and a new one for
+    ///     later sends when the factory or the transport settings change.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         registry = ObserverRegistry()
         state = Locked(State(configuration: configuration, transport: transport))
@@ -75,11 +76,11 @@ public final class Dispatcher: Sendable {
     /// ```swift
     /// Dispatcher.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": "2.0"])) }
     /// ```
-    /// Every setting applies to sends made afterwards. Transport settings
-    /// (``Configuration/maximumConnectionsPerHost``, ``Configuration/cookies``) apply through a new
-    /// URLSession, created at the next send (sends in flight finish on the old one); with a transport of
-    /// your own, they are yours to apply, and a change is reported to the configured logger (an
-    /// `.error` record, whatever the log mode).
+    /// Every setting applies to sends made afterwards. Transport settings (``Configuration/transport``,
+    /// ``Configuration/maximumConnectionsPerHost``, ``Configuration/cookies``) apply through a new
+    /// transport, made at the next send (sends in flight finish on the old one); with a transport given
+    /// to ``init(configuration:transport:)``, they are yours to apply, and a change is reported to the
+    /// configured logger (an `.error` record, whatever the log mode).
     /// - Parameter change: runs on the calling thread, outside every lock, on a copy of the current
     ///   configuration. If another update lands meanwhile, it runs again on the newer value, so keep it
     ///   free of side effects. It may read ``configuration``.
@@ -135,11 +136,7 @@ public final class Dispatcher: Sendable {
         completionQueue: CallbackQueue?,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) -> RequestHandle {
-        let (id, configuration, transport) = state.withLock { state in
-            let id = state.nextID
-            state.nextID += 1
-            return (id, state.configuration, currentTransport(&state))
-        }
+        let (id, configuration, transport) = currentTransport()
         let operation = RequestOperation(
             id: id,
             request: request,
@@ -157,19 +154,35 @@ public final class Dispatcher: Sendable {
         return RequestHandle(operation: operation)
     }
 
-    /// The transport for a send now: the one given to `init`, or ours, replaced when the configuration's
-    /// transport settings no longer match the ones it was made with. Called under the lock.
-    private func currentTransport(_ state: inout State) -> any Transport {
-        if ownsTransport {
-            let settings = TransportSettings(state.configuration)
-            if state.transport == nil || state.transportSettings != settings {
-                if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
-                state.transport = URLSessionTransport(configuration: state.configuration, cookieJar: state.cookieJar)
-                state.transportSettings = settings
+    /// The transport for a send now: the one given to `init`, or one from the configuration's factory,
+    /// replaced when the factory or the transport settings no longer match the ones it was made with.
+    /// The factory runs outside the lock (it is user code); of two sends that both find the transport
+    /// out of date, the first to store its new one wins and the other's is dropped.
+    private func currentTransport() -> (id: UInt64, configuration: Configuration, transport: any Transport) {
+        let found = state.withLock { state -> (id: UInt64, configuration: Configuration, transport: (any Transport)?, jar: HTTPCookieStorage?) in
+            let id = state.nextID
+            state.nextID += 1
+            if ownsTransport {
+                let settings = TransportSettings(state.configuration)
+                if state.transport == nil || state.transportSettings != settings {
+                    if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
+                    return (id, state.configuration, nil, state.cookieJar)
+                }
             }
+            return (id, state.configuration, state.transport, nil)
         }
-        // Non-nil: given to `init`, or created just above.
-        return state.transport ?? URLSessionTransport(configuration: state.configuration)
+        if let transport = found.transport { return (found.id, found.configuration, transport) }
+        let settings = TransportSettings(found.configuration)
+        let made = found.configuration.transport.makeTransport(TransportContext(configuration: found.configuration, cookieJar: found.jar))
+        let (chosen, dropped) = state.withLock { state -> (any Transport, (any Transport)?) in
+            if let current = state.transport, state.transportSettings == settings { return (current, made) }
+            let replaced = state.transport
+            state.transport = made
+            state.transportSettings = settings
+            return (made, replaced)
+        }
+        _ = dropped  // released here, outside the lock (a transport's deinit may be user code)
+        return (found.id, found.configuration, chosen)
     }
 
     /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
@@ -202,12 +215,14 @@ public final class Dispatcher: Sendable {
     public var inFlightCount: Int { inFlight.withLock { $0.count } }
 }
 
-/// The settings a ``URLSessionTransport`` is made with: when they change, the dispatcher makes a new one.
+/// The settings a transport is made with: when they change, the dispatcher makes a new one.
 struct TransportSettings: Equatable {
+    var factory: UInt64
     var maximumConnectionsPerHost: Int
     var cookies: CookiePolicy
 
     init(_ configuration: Configuration) {
+        factory = configuration.transport.identity
         maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         cookies = configuration.cookies
     }

@@ -10,6 +10,7 @@ import FoundationNetworking
 ///
 /// | When | Ask |
 /// |---|---|
+/// | before sending a body | ``check(_:)`` |
 /// | a `3xx` with a `Location` arrives | ``redirect(from:response:to:followed:)`` |
 /// | a `401` with a `WWW-Authenticate: Basic` challenge arrives | ``answerChallenge(original:current:host:port:previousFailures:response:)`` |
 /// | the final response head arrives | ``admit(_:for:destination:)`` |
@@ -101,6 +102,21 @@ public struct TransferRules: Sendable {
             body: Data(),
             url: response?.url ?? current.url ?? original.url
         )))
+    }
+
+    // MARK: Bodies
+
+    /// Checks a body before it is sent: a file must be a readable regular file. Returns the error that
+    /// fails the transfer (``NetworkError/invalidRequest(reason:)``) before anything is sent, or `nil`.
+    public func check(_ body: TransferBody) -> NetworkError? {
+        guard case .file(let url) = body else { return nil }
+        var isDirectory: ObjCBool = false
+        guard url.isFileURL, FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+            FileManager.default.isReadableFile(atPath: url.path)
+        else {
+            return .invalidRequest(reason: "the body file \(url.path) is not a readable file")
+        }
+        return nil
     }
 
     // MARK: Size

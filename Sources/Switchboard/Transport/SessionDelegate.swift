@@ -16,6 +16,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func start(_ state: TransferState, in session: URLSession, queue: DispatchQueue? = nil) {
         var request = state.currentRequest
         let task: URLSessionTask
+        if let invalid = state.rules.check(state.currentBody) {
+            fail(state, invalid, queue: queue)
+            return
+        }
+        // The transport frames the body; a hand-set Content-Length that disagrees would cut it short
+        // (or, beside a chunked stream, make servers reject it).
+        if !state.currentBody.isEmpty, request.value(forHTTPHeaderField: "Content-Length") != nil {
+            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+        }
         switch state.currentBody {
         case .none:
             // Only set when it changes: a change copies the whole request on Linux.
@@ -28,19 +37,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             if request.httpBody != data { request.httpBody = data }
             task = session.dataTask(with: request)
         case .file(let url):
-            // FoundationNetworking sets the Content-Length from the file's size; a second one would
-            // contradict it.
-            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            // FoundationNetworking sets the Content-Length from the file's size.
             task = session.uploadTask(with: request, fromFile: url)
         case .stream(_, let open):
-            // Sent chunked: FoundationNetworking sends a streamed body with `Transfer-Encoding: chunked`
-            // and would add a hand-set Content-Length beside it, which servers reject.
-            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+            // Sent chunked (FoundationNetworking sends a streamed body with `Transfer-Encoding: chunked`).
             do {
                 request.httpBodyStream = try open()
             } catch {
-                let failure = NetworkError.invalidRequest(reason: "the body stream could not be opened: \(error)")
-                if let queue { queue.async { state.finish(.failure(failure)) } } else { state.finish(.failure(failure)) }
+                fail(state, .invalidRequest(reason: "the body stream could not be opened: \(error)"), queue: queue)
                 return
             }
             task = session.dataTask(with: request)
@@ -51,6 +55,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         state.currentTask = task
         transfers.withLock { $0[task.taskIdentifier] = state }
         task.resume()
+    }
+
+    /// Ends a transfer that could not start: on `queue` when called from `perform` (never from inside it).
+    private func fail(_ state: TransferState, _ error: NetworkError, queue: DispatchQueue?) {
+        if let queue { queue.async { state.finish(.failure(error)) } } else { state.finish(.failure(error)) }
     }
 
     private func state(for task: URLSessionTask) -> TransferState? {

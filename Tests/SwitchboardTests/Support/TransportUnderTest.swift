@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import SwitchboardTesting
+
+/// The transports the conformance suite runs against: every transport the package has. (The libcurl
+/// transport joins when it lands.)
+enum TransportUnderTest: String, CaseIterable, Sendable {
+    /// `URLSessionTransport` over real sockets to the loopback servers.
+    case urlSession
+    /// `StubTransport` answering from the same servers' routes in-process, without a socket: the
+    /// transport-independent rules must hold there as well.
+    case stub
+
+    /// A transport of this kind that reaches `servers` (by port).
+    func make(_ servers: [LoopbackServer], configuration: Configuration = Configuration()) -> any Transport {
+        switch self {
+        case .urlSession: URLSessionTransport(configuration: configuration)
+        case .stub: Self.inProcess(servers)
+        }
+    }
+
+    /// A stub whose answers are the routes of `servers`, matched by the request's port.
+    static func inProcess(_ servers: [LoopbackServer]) -> StubTransport {
+        StubTransport(failing: { request in
+            guard let url = request.url, let server = servers.first(where: { Int($0.port) == url.port }) else {
+                return .failure(.transport(URLError(.cannotConnectToHost)))
+            }
+            let target = url.path.isEmpty ? "/" : url.path + (url.query.map { "?" + $0 } ?? "")
+            var headers = (request.allHTTPHeaderFields ?? [:]).map { (name: $0.key, value: $0.value) }
+            if let body = request.httpBody, !body.isEmpty { headers.append((name: "Content-Length", value: "\(body.count)")) }
+            let method = request.httpMethod ?? "GET"
+            let response = server.respond(to: ServerRequest(method: method, target: target, headers: headers, body: request.httpBody ?? Data()))
+            var fields: [String: String] = [:]
+            for (name, value) in response.headers { fields[name] = value }
+            let body: Data
+            var delay: TimeInterval = 0
+            switch response.body {
+            case .data(let data): body = data
+            case .chunks(let parts, let interval):
+                body = parts.reduce(into: Data()) { $0.append($1) }
+                delay = interval * Double(parts.count)
+            case .abort(let sending, let declared):
+                fields["Content-Length"] = "\(declared)"
+                body = sending
+            default:
+                return .failure(.transport(URLError(.networkConnectionLost)))
+            }
+            if fields["Content-Length"] == nil, case .data = response.body { fields["Content-Length"] = "\(body.count)" }
+            return .success(StubTransport.Answer(status: response.status, headers: fields, body: method == "HEAD" ? Data() : body, delay: delay))
+        })
+    }
+}
+
+/// What one transfer reported, in order.
+struct TransferRecord: Sendable {
+    var heads: [HTTPURLResponse] = []
+    var progress: [TransferProgress] = []
+    /// Callbacks after the completion (must stay 0), and completions (must be 1).
+    var late = 0
+    var completions = 0
+    var result: Result<TransportResponse, NetworkError>?
+    /// Whether a progress value with received bytes came before the head.
+    var bodyBeforeHead = false
+}
+
+/// Runs one transfer on `transport` and waits for its completion (or `timeout`).
+func transfer(
+    _ transport: any Transport,
+    _ request: TransportRequest,
+    options: TransferOptions = TransferOptions(timeout: 10),
+    head: (@Sendable (HTTPURLResponse) -> HeadDecision)? = nil,
+    cancelAfter: TimeInterval? = nil,
+    timeout: TimeInterval = 10
+) async -> TransferRecord {
+    let record = Box(TransferRecord())
+    let finished = DispatchSemaphore(value: 0)
+    let callbacks = TransferCallbacks(
+        head: { response in
+            record.mutate { record in
+                if record.completions > 0 { record.late += 1 }
+                record.heads.append(response)
+            }
+            return head?(response) ?? .proceed
+        },
+        progress: { value in
+            record.mutate { record in
+                if record.completions > 0 { record.late += 1 }
+                if record.heads.isEmpty, value.bytesReceived > 0 { record.bodyBeforeHead = true }
+                record.progress.append(value)
+            }
+        },
+        completion: { result in
+            record.mutate { record in
+                record.completions += 1
+                if record.result == nil { record.result = result }
+            }
+            finished.signal()
+        }
+    )
+    let task = transport.perform(request, options: options, callbacks: callbacks)
+    if let cancelAfter {
+        DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) { task.cancel() }
+    }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            _ = finished.wait(timeout: .now() + timeout)
+            // A second completion would come soon after the first; give it the chance to be counted.
+            Thread.sleep(forTimeInterval: 0.05)
+            continuation.resume()
+        }
+    }
+    return record.value
+}
+
+extension TransferRecord {
+    var response: TransportResponse? { try? result?.get() }
+    var error: NetworkError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+    var json: JSON { (try? JSON.parse(response?.data ?? Data())) ?? .null }
+}

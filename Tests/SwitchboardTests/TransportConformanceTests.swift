@@ -1,0 +1,254 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// The transport contract and the transport-independent rules (redirects, challenges, size limits,
+/// the head before the body, bodies from files and streams, file destinations), each tested once and
+/// run against every transport the package has.
+@Suite(timeLimit(minutes: 2)) struct TransportConformanceTests {
+    static let kinds = TransportUnderTest.allCases
+
+    /// The `/bytes/:n` pattern: byte i is i mod 256.
+    static func pattern(_ range: Range<Int>) -> Data { Data(range.map { UInt8(truncatingIfNeeded: $0) }) }
+
+    static func temporaryFile(_ contents: Data? = nil) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString)")
+        if let contents { try contents.write(to: url) }
+        return url
+    }
+
+    static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    // MARK: Redirects
+
+    @Test(arguments: kinds) func aRedirectRewritesTheMethodAndBodyAsTheRulesSay(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let body = TransferBody.data(Data("payload".utf8))
+            let post = Self.request(server.url("/redirect/302?to=/echo"), method: "POST", headers: ["Content-Type": "text/plain"])
+            let found = await transfer(transport, TransportRequest(post, body: body))
+            #expect(found.json["method"] == "GET" && found.json["body"] == "", "302 turns a POST into a GET without its body")
+            #expect(found.json["headers"]["Content-Type"].isNull)
+
+            let put = Self.request(server.url("/redirect/303?to=/echo"), method: "PUT")
+            let seeOther = await transfer(transport, TransportRequest(put, body: body))
+            #expect(seeOther.json["method"] == "GET" && seeOther.json["body"] == "")
+
+            for code in [307, 308] {
+                let kept = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/\(code)?to=/echo"), method: "POST"), body: body))
+                #expect(kept.json["method"] == "POST" && kept.json["body"] == "payload", "\(code) keeps the method and the body: \(kept.json)")
+            }
+        }
+    }
+
+    @Test(arguments: kinds) func aRedirectResendsAFileOrStreamBody(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let contents = Self.pattern(0..<70_000)
+            let file = try Self.temporaryFile(contents)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let bodies: [TransferBody] = [
+                .file(file),
+                .stream(length: Int64(contents.count)) { InputStream(data: contents) },
+            ]
+            for body in bodies {
+                let record = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/307?to=/echo"), method: "PUT"), body: body))
+                #expect(record.json["method"] == "PUT")
+                #expect(Data(base64Encoded: record.json["bodyBase64"].string ?? "") == contents, "\(body) arrives whole after the redirect")
+            }
+        }
+    }
+
+    @Test(arguments: kinds) func credentialsAreDroppedAtACrossOriginHopOnly(_ kind: TransportUnderTest) async throws {
+        try await withServer { first in
+            try await withServer { second in
+                let transport = kind.make([first, second])
+                let secrets = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+                let same = await transfer(transport, TransportRequest(Self.request(first.url("/redirect/302?to=/echo"), headers: secrets)))
+                #expect(same.json["headers"]["Authorization"] == "Bearer secret", "same origin: kept")
+                let target = second.url("/echo").absoluteString
+                let cross = await transfer(transport, TransportRequest(Self.request(first.url("/redirect/302?to=\(target)"), headers: secrets)))
+                #expect(cross.response?.httpResponse.url?.port == Int(second.port))
+                #expect(cross.json["headers"]["Authorization"].isNull && cross.json["headers"]["Cookie"].isNull)
+                #expect(cross.json["headers"]["X-Other"] == "kept")
+            }
+        }
+    }
+
+    @Test(arguments: kinds) func redirectCountAndSchemesAreLimited(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let two = TransferOptions(timeout: 10, redirects: RedirectRules(maximumCount: 2))
+            let within = await transfer(transport, TransportRequest(Self.request(server.url("/redirect-chain/1"))), options: two)
+            #expect(within.response?.httpResponse.statusCode == 200)
+            let over = await transfer(transport, TransportRequest(Self.request(server.url("/redirect-chain/2"))), options: two)
+            #expect(over.error.flatMap(\.urlErrorCode) == .httpTooManyRedirects, "\(String(describing: over.error))")
+
+            let none = TransferOptions(timeout: 10, redirects: .none)
+            let answer = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/302"))), options: none)
+            #expect(answer.response?.httpResponse.statusCode == 302, "with no redirects followed the 3xx is the answer")
+
+            for target in ["ftp://127.0.0.1/x", "file:///etc/passwd", "data:text/plain,hi"] {
+                let refused = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/302?to=\(target)"))))
+                #expect(refused.error.flatMap(\.urlErrorCode) == .unsupportedURL, "\(target): \(String(describing: refused.error))")
+            }
+            let httpsOnly = TransferOptions(timeout: 10, redirects: RedirectRules(allowedSchemes: ["https"]))
+            let downgrade = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/302"))), options: httpsOnly)
+            #expect(downgrade.error.flatMap(\.urlErrorCode) == .unsupportedURL)
+        }
+    }
+
+    // MARK: Challenges
+
+    @Test(arguments: kinds) func aBasicChallengeIsAnsweredOnceWithTheCredentials(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let url = server.url("/basic-auth/ada/pw")
+            let right = await transfer(transport, TransportRequest(Self.request(url)), options: TransferOptions(timeout: 10, credentials: Credentials(user: "ada", password: "pw")))
+            #expect(right.json["authenticated"] == true)
+            #expect(right.heads.count == 1 && right.heads.first?.statusCode == 200, "the challenge's 401 is not the final head")
+            let wrong = await transfer(transport, TransportRequest(Self.request(url)), options: TransferOptions(timeout: 10, credentials: Credentials(user: "ada", password: "no")))
+            #expect(wrong.error.map(\.isUnauthorized) == true, "\(String(describing: wrong.error))")
+            let without = await transfer(transport, TransportRequest(Self.request(url)))
+            #expect(without.error.map(\.isUnauthorized) == true, "\(String(describing: without.error))")
+            // A 401 without a challenge is an answer like any other.
+            let plain = await transfer(transport, TransportRequest(Self.request(server.url("/unauthorized-no-challenge"))), options: TransferOptions(timeout: 10, credentials: Credentials(user: "a", password: "b")))
+            #expect(plain.response?.httpResponse.statusCode == 401 && plain.heads.count == 1)
+        }
+    }
+
+    // MARK: Size and completeness
+
+    @Test(arguments: kinds) func theSizeLimitBoundsMemoryButNotAFile(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route("GET", "/chunked") { _ in ServerResponse(status: 200, body: .chunks(Array(repeating: Data(count: 1000), count: 5), interval: 0)) }
+            let transport = kind.make([server])
+            let small = TransferOptions(timeout: 10, maximumResponseSize: 1000)
+            let byLength = await transfer(transport, TransportRequest(Self.request(server.url("/bytes/5000"))), options: small)
+            #expect(byLength.error?.description == NetworkError.responseTooLarge(limit: 1000).description)
+            let byChunks = await transfer(transport, TransportRequest(Self.request(server.url("/chunked"))), options: small)
+            #expect(byChunks.error?.description == NetworkError.responseTooLarge(limit: 1000).description)
+            let file = try Self.temporaryFile()
+            defer { try? FileManager.default.removeItem(at: file) }
+            let toFile = await transfer(transport, TransportRequest(Self.request(server.url("/bytes/5000")), destination: .file(file)), options: small)
+            #expect(toFile.response?.bodyLength == 5000 && toFile.response?.fileURL == file)
+            #expect(try Data(contentsOf: file) == Self.pattern(0..<5000))
+        }
+    }
+
+    @Test(arguments: kinds) func aBodyCutShortFails(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let record = await transfer(kind.make([server]), TransportRequest(Self.request(server.url("/abort"))))
+            #expect(record.error.flatMap(\.urlErrorCode) == .networkConnectionLost, "\(String(describing: record.error))")
+            #expect(record.completions == 1)
+        }
+    }
+
+    // MARK: The head before the body
+
+    @Test(arguments: kinds) func theFinalHeadComesOnceBeforeItsBodyAndItsDecisionHolds(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let seen = await transfer(transport, TransportRequest(Self.request(server.url("/redirect/302?to=/bytes/3000"))))
+            #expect(seen.heads.map(\.statusCode) == [200], "one head, the final one")
+            #expect(!seen.bodyBeforeHead && seen.response?.data == Self.pattern(0..<3000))
+            let refusal = NetworkError.invalidRequest(reason: "not this one")
+            let refused = await transfer(transport, TransportRequest(Self.request(server.url("/bytes/3000"))), head: { _ in .fail(refusal) })
+            #expect(refused.error?.description == refusal.description && refused.completions == 1 && refused.late == 0)
+        }
+    }
+
+    // MARK: Files
+
+    @Test(arguments: kinds) func aFileDestinationIsWrittenFromItsOffsetOrFromTheStart(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            // A server that honours `Range: bytes=N-` with a 206, and one that ignores it.
+            server.route("GET", "/ranged") { request in
+                let start = Int(request.header("Range")?.dropFirst("bytes=".count).dropLast() ?? "") ?? 0
+                return ServerResponse(status: start > 0 ? 206 : 200, headers: [("Content-Range", "bytes \(start)-2999/3000")], body: .data(Self.pattern(start..<3000)))
+            }
+            server.route("GET", "/unranged") { _ in ServerResponse(status: 200, body: .data(Self.pattern(0..<3000))) }
+            let transport = kind.make([server])
+            let file = try Self.temporaryFile(Self.pattern(0..<1000) + Data("stale tail".utf8))
+            defer { try? FileManager.default.removeItem(at: file) }
+            let resumed = await transfer(transport, TransportRequest(Self.request(server.url("/ranged"), headers: ["Range": "bytes=1000-"]), destination: .file(file, offset: 1000)))
+            #expect(resumed.heads.first?.statusCode == 206 && resumed.response?.bodyLength == 2000)
+            #expect(try Data(contentsOf: file) == Self.pattern(0..<3000), "appended at the offset, the stale tail cut")
+
+            try (Self.pattern(0..<1000)).write(to: file)
+            let restarted = await transfer(
+                transport,
+                TransportRequest(Self.request(server.url("/unranged"), headers: ["Range": "bytes=1000-"]), destination: .file(file, offset: 1000)),
+                head: { $0.statusCode == 206 ? .proceed : .writeFromStart }
+            )
+            #expect(restarted.response?.bodyLength == 3000)
+            #expect(try Data(contentsOf: file) == Self.pattern(0..<3000), "a 200 to a range request rewrites the file")
+
+            let past = await transfer(transport, TransportRequest(Self.request(server.url("/unranged")), destination: .file(file, offset: 1_000_000)))
+            if case .invalidRequest = past.error {} else { Issue.record("an offset past the end: \(String(describing: past.error))") }
+            let nowhere = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/file")
+            let unwritable = await transfer(transport, TransportRequest(Self.request(server.url("/unranged")), destination: .file(nowhere)))
+            #expect(unwritable.error != nil && unwritable.completions == 1)
+        }
+    }
+
+    @Test(arguments: kinds) func fileAndStreamBodiesArriveWholeWithUploadProgress(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let contents = Self.pattern(0..<300_000)
+            let file = try Self.temporaryFile(contents)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let bodies: [TransferBody] = [.data(contents), .file(file), .stream(length: Int64(contents.count)) { InputStream(data: contents) }]
+            for body in bodies {
+                let record = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "POST", headers: ["Content-Length": "5"]), body: body))
+                #expect(Data(base64Encoded: record.json["bodyBase64"].string ?? "") == contents, "\(body)")
+                #expect(record.progress.map(\.bytesSent).max() == Int64(contents.count), "\(body): upload progress reaches the length")
+            }
+            let missing = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "POST"), body: .file(URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)"))))
+            if case .invalidRequest = missing.error {} else { Issue.record("a missing file: \(String(describing: missing.error))") }
+            struct Unopenable: Error {}
+            let broken = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "POST"), body: .stream(length: 10) { throw Unopenable() }))
+            if case .invalidRequest = broken.error {} else { Issue.record("a stream that can't open: \(String(describing: broken.error))") }
+        }
+    }
+
+    // MARK: The contract
+
+    @Test(arguments: kinds) func aCancelEndsTheTransferOnceWithCancelled(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route("GET", "/slow") { _ in ServerResponse(status: 200, body: .chunks(Array(repeating: Data(count: 10), count: 20), interval: 1)) }
+            let started = Date()
+            let record = await transfer(kind.make([server]), TransportRequest(Self.request(server.url("/slow"))), cancelAfter: 0.2)
+            #expect(record.error?.isCancelled == true && record.completions == 1 && record.late == 0)
+            #expect(Date().timeIntervalSince(started) < 5)
+        }
+    }
+}
+
+extension NetworkError {
+    /// The URL error code of a transport failure.
+    var urlErrorCode: URLError.Code? {
+        if case .transport(let error) = self { return error.code }
+        return nil
+    }
+
+    var isCancelled: Bool {
+        if case .cancelled = self { return true }
+        return false
+    }
+
+    var isUnauthorized: Bool {
+        if case .unauthorized = self { return true }
+        return false
+    }
+}
