@@ -94,5 +94,7 @@ struct SessionCheck: Request {
 struct FlakyFeed: Request {
     let key: String
     var path: String { "/flaky/\(key)?failures=2" }
-    var retryPolicy: RetryPolicy? { RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, maximumDelay: 0.2) }
+    var pipeline: RequestPipeline {
+        RequestPipeline { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, maximumDelay: 0.2) }
+    }
 }

@@ -105,7 +105,34 @@ enum CustomisationScenarios {
             transcript.say("  the server failed twice with 503, then answered: attempt \(response?.json["attempt"].int ?? 0)")
             transcript.check(response?.attempts == 3, "one send, one result, three attempts")
         },
+        DemoRunner.Scenario(title: "One event monitor follows every send: each attempt's status and the total time") { transcript in
+            let metrics = AttemptMetrics()
+            Dispatcher.shared.updateConfiguration { $0.monitors = [metrics] }
+            defer { Dispatcher.shared.updateConfiguration { $0.monitors = [] } }
+            let key = "metrics-\(UUID().uuidString.prefix(8))"
+            _ = await Dispatcher.shared.sendAndWait(FlakyFeed(key: key))
+            let lines = metrics.lines
+            for line in lines { transcript.say("  \(line)") }
+            transcript.check(lines.count == 4 && lines.last?.hasPrefix("finished 200") == true,
+                             "three attempts (503, 503, 200) and one result, seen by a monitor of the app's own")
+        },
     ]
+}
+
+/// Metrics of the app's own: each attempt's status and each send's total time, as a monitor.
+final class AttemptMetrics: EventMonitor {
+    private let recorded = Locked<[String]>([])
+    var lines: [String] { recorded.withLock { $0 } }
+
+    func request(_ send: SendContext, didReceive result: Result<TransportResponse, NetworkError>, attempt: Int) {
+        let status = (try? result.get()).map { "\($0.httpResponse.statusCode)" } ?? "no response"
+        recorded.withLock { $0.append("attempt \(attempt): \(status)") }
+    }
+
+    func request(_ send: SendContext, didFinish result: Result<ResponseContext, NetworkError>) {
+        let status = (try? result.get()).map { "\($0.httpResponse.statusCode)" } ?? "failed"
+        recorded.withLock { $0.append("finished \(status) in \(String(format: "%.0f", send.elapsed * 1000)) ms") }
+    }
 }
 
 /// Counts token refreshes, from any thread.

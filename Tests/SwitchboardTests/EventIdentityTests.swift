@@ -95,7 +95,7 @@ import Testing
         try await withServer { server in
             let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
             let holding = HoldingAccessory(entered: entered, release: release)
-            let client = makeClient(server) { $0.accessories = [holding] }
+            let client = makeClient(server) { $0.monitors = [holding] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             DispatchQueue.global().async { client.send(Get("/echo")) }

@@ -41,7 +41,7 @@ import Testing
             let bearer = ClosureRequestAdapter { request, _ in
                 request.headers["Authorization"] = "Bearer t0k3n"
             }
-            let client = makeClient(server) { $0.requestAdapters = [bearer] }
+            let client = makeClient(server) { $0.adapters = [bearer] }
             let built = try await client.response(for: Echo())
             #expect(built.json["headers"]["Authorization"] == "Bearer t0k3n")
             let custom = try await client.response(for: Custom(urlRequest: URLRequest(url: server.url("/echo/c"))))
@@ -55,8 +55,8 @@ import Testing
             let global = ClosureRequestAdapter { _, _ in order.mutate { $0.append("global") } }
             let local = ClosureRequestAdapter { _, _ in order.mutate { $0.append("request") } }
             var request = Get("/echo")
-            request.requestAdapters = [local]
-            _ = try await makeClient(server) { $0.requestAdapters = [global] }.response(for: request)
+            request.pipeline.adapters = [local]
+            _ = try await makeClient(server) { $0.adapters = [global] }.response(for: request)
             #expect(order.value == ["global", "request"])
         }
     }
@@ -69,12 +69,12 @@ import Testing
             }
             // Adapters set headers on Switchboard's own HTTPHeaders, so the value is seen and refused
             // (URLRequest.setValue on Linux would drop it silently and send the request without it).
-            let error = await makeClient(server) { $0.requestAdapters = [injecting] }.result(Echo()).failure
+            let error = await makeClient(server) { $0.adapters = [injecting] }.result(Echo()).failure
             #expect(error?.isInvalidRequest == true, "\(String(describing: error))")
             #expect(server.totalRequests == 0)
             let sentSoFar = server.totalRequests
             let throwing = ClosureRequestAdapter { _, _ in throw NoToken() }
-            let thrown = await makeClient(server) { $0.requestAdapters = [throwing] }.result(Echo()).failure
+            let thrown = await makeClient(server) { $0.adapters = [throwing] }.result(Echo()).failure
             #expect(thrown?.invalidReason?.contains("NoToken") == true)
             #expect(server.totalRequests == sentSoFar)
         }

@@ -46,7 +46,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
     @Test func aRequestCanOptOutOfTheConfigurationsHooks() async throws {
         try await withServer { server in
             let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }
-            let response = try await client.response(for: Get("/body-error").with(\.usesConfigurationResponseHooks, false))
+            let response = try await client.response(for: Get("/body-error").with(\.pipeline.usesConfigurationResponseHooks, false))
             #expect(response.json["errorCode"] == 3)
         }
     }
@@ -65,7 +65,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
         }
         try await withServer { server in
             let client = makeClient(server) { $0.responseHooks = [SessionExpired()] }
-            let error = await client.result(Get("/unauthorized-no-challenge").with(\.responseHooks, [Suffix()])).failure
+            let error = await client.result(Get("/unauthorized-no-challenge").with(\.pipeline.responseHooks, [Suffix()])).failure
             #expect(error?.invalidReason == "log in again (mapped)")
         }
     }
@@ -78,7 +78,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
             let recorder = OrderRecorder(key: key)
             let client = makeClient(server) {
                 $0.callbackQueue = .queue(queue)
-                $0.accessories = [recorder]
+                $0.monitors = [recorder]
                 $0.responseHooks = [recorder]
             }
             let listener = Listener()
@@ -99,11 +99,11 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
     @Test func accessoriesSeeFailuresAndCancellationsToo() async throws {
         try await withServer { server in
             let recorder = OrderRecorder()
-            let client = makeClient(server) { $0.accessories = [recorder] }
+            let client = makeClient(server) { $0.monitors = [recorder] }
             _ = await client.result(Get("/status/500"))
             #expect(recorder.steps.value == ["willStart", "willStop", "didStop(error)"])
             let cancelled = OrderRecorder()
-            let handle = makeClient(server) { $0.accessories = [cancelled] }.send(Get("/delay/60000"))
+            let handle = makeClient(server) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
             handle.cancel()
             #expect(await eventually { cancelled.steps.value.count == 3 })
             #expect(cancelled.steps.value == ["willStart", "willStop", "didStop(error)"])
@@ -113,8 +113,8 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
     @Test func perRequestAccessoriesRunAfterTheConfigurations() async throws {
         try await withServer { server in
             let global = OrderRecorder(), local = OrderRecorder()
-            let client = makeClient(server) { $0.accessories = [global] }
-            _ = try await client.response(for: Get("/echo").with(\.accessories, [local]))
+            let client = makeClient(server) { $0.monitors = [global] }
+            _ = try await client.response(for: Get("/echo").with(\.pipeline.monitors, [local]))
             #expect(global.steps.value == ["willStart", "willStop", "didStop"])
             #expect(local.steps.value == ["willStart", "willStop", "didStop"])
         }

@@ -49,7 +49,7 @@ private struct UploadImage: Request {
             config.updateConfiguration {
                 $0.urlFilters.append(URLArgumentsFilter(["version": "1.0"]))                 // ?version=… on every URL
                 $0.defaultHeaders = ["X-App": "MyApp"]                                       // request headers win
-                $0.requestAdapters.append(ClosureRequestAdapter { request, _ in              // e.g. a bearer token
+                $0.adapters.append(ClosureRequestAdapter { request, _ in              // e.g. a bearer token
                     request.headers["Authorization"] = "Bearer \(token)"
                 })
                 $0.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode"))             // 200 + {"errorCode": 3} → .api error

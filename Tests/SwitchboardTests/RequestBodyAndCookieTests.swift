@@ -34,7 +34,7 @@ struct BlockingHook: ResponseHook {
             let client = makeClient(server) {
                 $0.urlFilters = [URLArgumentsFilter(["version": "9"])]
                 $0.defaultHeaders = ["X-App": "demo"]
-                $0.requestAdapters = [ClosureRequestAdapter { request, _ in request.headers["X-Adapted"] = "1" }]
+                $0.adapters = [ClosureRequestAdapter { request, _ in request.headers["X-Adapted"] = "1" }]
             }
             let bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
             let echoed = try await client.response(for: PutAvatar(body: .data(bytes, contentType: "image/png")))
@@ -92,7 +92,7 @@ struct BlockingHook: ResponseHook {
             let blocking = BlockingHook(started: hookStarted, release: release)
             let client = makeClient(server)
             let order = Box<[String]>([])
-            client.send(Get("/small").with(\.responseHooks, [blocking])) { _ in order.mutate { $0.append("slow") } }
+            client.send(Get("/small").with(\.pipeline.responseHooks, [blocking])) { _ in order.mutate { $0.append("slow") } }
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async { hookStarted.wait(); continuation.resume() }
             }

@@ -45,7 +45,7 @@ import Testing
             let error = await client.result(Get("/flaky/c?failures=1").with(\.method, .post)).failure
             #expect(error?.statusCode == 503)
             #expect(server.hits("/flaky/c") == 1)
-            let optedIn = Get("/flaky/d?failures=1").with(\.method, .post).with(\.retryPolicy, Self.fast.retryingNonIdempotentRequests())
+            let optedIn = Get("/flaky/d?failures=1").with(\.method, .post).with(\.pipeline.retryPolicy, Self.fast.retryingNonIdempotentRequests())
             let response = try await client.response(for: optedIn)
             #expect(response.attempts == 2)
         }
@@ -142,7 +142,9 @@ import Testing
     struct Flaky: Request {
         var path: String
         var canary: Canary? = nil
-        var retryPolicy: RetryPolicy? { RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0, maximumRetryAfter: 120) }
+        var pipeline: RequestPipeline {
+            RequestPipeline { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0, maximumRetryAfter: 120) }
+        }
     }
 
     @Test func adaptersRunAgainForEveryAttempt() async throws {
@@ -157,7 +159,7 @@ import Testing
                 let n = counter.mutate { value -> Int in value += 1; return value }
                 request.headers["X-Attempt"] = "\(n)"
             }
-            let response = try await makeClient(server) { $0.requestAdapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))
+            let response = try await makeClient(server) { $0.adapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))
             #expect(response.attempts == 3)
             #expect(seen.value == ["1", "2", "3"], "each attempt was adapted anew: \(seen.value)")
         }

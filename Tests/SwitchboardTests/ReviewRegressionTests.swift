@@ -179,7 +179,7 @@ struct CustomWithCredentials: Request {
             let bad = ClosureRequestAdapter { request, _ in
                 request.headers["Bad Name"] = "v"
             }
-            let error = await makeClient(server) { $0.requestAdapters = [bad] }.result(Echo()).failure
+            let error = await makeClient(server) { $0.adapters = [bad] }.result(Echo()).failure
             expectError(error, \.isInvalidRequest, "invalidRequest")
             #expect(server.totalRequests == 0)
         }

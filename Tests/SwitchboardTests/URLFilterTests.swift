@@ -38,7 +38,7 @@ import Testing
             }
             let client = makeClient(server) { $0.urlFilters = [global] }
             var request = Get("/echo")
-            request.urlFilters = [local]
+            request.pipeline.urlFilters = [local]
             let response = try await client.response(for: request)
             #expect(response.json["path"] == "/echo/g/r")
             #expect(seen.value == ["global saw /echo", "request saw /echo/g for Get"])

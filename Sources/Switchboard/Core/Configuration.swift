@@ -28,22 +28,23 @@ public struct Configuration: Sendable {
     public var urlFilters: [any URLFilter] = []
 
     /// Adapters every `URLRequest` passes through, in order (see ``RequestAdapter``). Default: none.
-    public var requestAdapters: [any RequestAdapter] = []
+    public var adapters: [any RequestAdapter] = []
 
-    /// Asynchronous interceptors of every attempt, in order, after the request adapters: token fetch
+    /// Asynchronous interceptors of every attempt, in order, after the adapters: token fetch
     /// and refresh-on-401 (see ``RequestInterceptor``, ``AuthenticationInterceptor``). Default: none.
     public var interceptors: [any RequestInterceptor] = []
 
     /// Hooks every result passes through, in order (see ``ResponseHook``). Default: none.
     public var responseHooks: [any ResponseHook] = []
 
-    /// Accessories of every request (see ``RequestAccessory``). Default: none.
-    public var accessories: [any RequestAccessory] = []
+    /// Monitors of every send: metrics, a loading indicator (``RequestAccessory``)… (see
+    /// ``EventMonitor``). Default: none.
+    public var monitors: [any EventMonitor] = []
 
-    /// How failed requests are retried; a request's ``Request/retryPolicy`` wins. Default: `.none`.
+    /// How failed requests are retried; a request's ``RequestPipeline/retryPolicy`` wins. Default: `.none`.
     public var retryPolicy: RetryPolicy = .none
 
-    /// How much is logged. Default: `.off`.
+    /// How much is logged, by a monitor called before ``monitors``. Default: `.off`.
     public var logMode: LogMode = .off
 
     /// Where log lines go. Default: ``ConsoleLogger``.
@@ -103,6 +104,11 @@ public struct Configuration: Sendable {
 
     /// The redaction rules for logs and cURL descriptions.
     var redaction: Redaction { Redaction(extraNames: redactedNames) }
+
+    /// The monitors of every send: logging (when on), then ``monitors``.
+    var allMonitors: [any EventMonitor] {
+        logMode == .off ? monitors : [LoggingMonitor(mode: logMode, logger: logger, redaction: redaction)] + monitors
+    }
 
     /// Creates the default configuration.
     public init() {}

@@ -27,9 +27,10 @@ import FoundationNetworking
 ///   ``useCDN``: ``cdnURL`` or ``Configuration/cdnURL``), and the
 ///   path is appended to the base URL's own path: `https://h/v2` with `users/1` or `/users/1` both give
 ///   `https://h/v2/users/1`. (YTKNetwork drops the base URL's path; Switchboard keeps it.)
-/// - Query parameters are appended, then the URL filters run (the configuration's, then the request's).
+/// - Query parameters are appended, then the URL filters run (the configuration's, then the request's
+///   ``pipeline``'s).
 /// - Headers: ``Configuration/defaultHeaders``, then the parameter encoding's `Content-Type`, then
-///   ``headers`` (the request wins), then ``credentials`` as `Authorization`; then the request adapters.
+///   ``headers`` (the request wins), then ``credentials`` as `Authorization`; then the adapters.
 /// - ``makeURLRequest(baseURL:)`` returning a request bypasses URL building, parameter encoding and
 ///   headers entirely; validation, callbacks and observers still apply.
 public protocol Request: Sendable {
@@ -88,24 +89,9 @@ public protocol Request: Sendable {
     /// The CDN URL for this request; `nil` (the default) uses ``Configuration/cdnURL``.
     var cdnURL: URL? { get }
 
-    /// URL filters for this request, run after the configuration's. Default: none.
-    var urlFilters: [any URLFilter] { get }
-
-    /// Adapters for this request's `URLRequest`, run after the configuration's. Default: none.
-    var requestAdapters: [any RequestAdapter] { get }
-
-    /// Response hooks for this request, run after the configuration's. Default: none.
-    var responseHooks: [any ResponseHook] { get }
-
-    /// Whether the configuration's response hooks apply to this request. Default: `true`; turn it off
-    /// for an endpoint whose body legitimately looks like an error to them.
-    var usesConfigurationResponseHooks: Bool { get }
-
-    /// Accessories for this request (a loading indicator…), run after the configuration's. Default: none.
-    var accessories: [any RequestAccessory] { get }
-
-    /// How to retry this request; `nil` (the default) uses ``Configuration/retryPolicy``.
-    var retryPolicy: RetryPolicy? { get }
+    /// What this request adds to the configuration's pipeline: URL filters, adapters, response hooks,
+    /// monitors, a retry policy of its own. Default: nothing (``RequestPipeline/inherited``).
+    var pipeline: RequestPipeline { get }
 
     /// A fully custom `URLRequest` (YTKNetwork's `buildCustomUrlRequest`). Return `nil` (the default) to
     /// let Switchboard build it. A returned request is sent as it is: ``path``, ``parameters``,
@@ -131,13 +117,8 @@ extension Request {
     public var validation: Validation { .default }
     public var useCDN: Bool { false }
     public var cdnURL: URL? { nil }
-    public var urlFilters: [any URLFilter] { [] }
-    public var requestAdapters: [any RequestAdapter] { [] }
-    public var responseHooks: [any ResponseHook] { [] }
-    public var usesConfigurationResponseHooks: Bool { true }
-    public var accessories: [any RequestAccessory] { [] }
-    public var retryPolicy: RetryPolicy? { nil }
     public var responseFormat: ResponseFormat { .json }
     public var reportsProgress: Bool { false }
+    public var pipeline: RequestPipeline { RequestPipeline() }
     public func makeURLRequest(baseURL: URL?) throws -> URLRequest? { nil }
 }

@@ -37,7 +37,7 @@ enum RequestBuilder {
         let urlRequest = prepared.urlRequest
         // What `standard` builds is already checked; a custom or adapted request is checked at the end.
         let needsCheck = prepared.isCustom
-        let adapters = configuration.requestAdapters + request.requestAdapters
+        let adapters = configuration.adapters + request.pipeline.adapters
         if !adapters.isEmpty {
             var outgoing = try OutgoingRequest(urlRequest)
             for adapter in adapters {
@@ -103,7 +103,7 @@ enum RequestBuilder {
                 contentType = "application/json"
             }
         }
-        let filters = isAbsolute ? [] : configuration.urlFilters + request.urlFilters
+        let filters = isAbsolute ? [] : configuration.urlFilters + request.pipeline.urlFilters
         if !filters.isEmpty {
             for filter in filters {
                 do {

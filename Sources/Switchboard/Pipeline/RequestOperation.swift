@@ -82,13 +82,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let completionQueue: CallbackQueue
     private let onFinish: @Sendable (UInt64) -> Void
     private let state = Locked(State())
-    private let accessories: [any RequestAccessory]
     private let hooks: [any ResponseHook]
+    private let retryPolicy: RetryPolicy
+    /// The send's monitors (logging first, when on); empty, with no context allocated, when none.
+    private let monitors: Monitors
     private let interceptors: [any RequestInterceptor]
     /// The deadline of each attempt, in seconds (the request's, read once: no user code under the lock).
     private let timeout: TimeInterval
-    /// `nil` when logging is off, so a send without logging allocates nothing for it.
-    private let log: RequestLog?
 
     init(
         id: UInt64,
@@ -106,11 +106,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.completionQueue = completionQueue
         self.completion = completion
         self.onFinish = onFinish
-        accessories = configuration.accessories + request.accessories
-        hooks = (request.usesConfigurationResponseHooks ? configuration.responseHooks : []) + request.responseHooks
+        let pipeline = request.pipeline
+        hooks = (pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : []) + pipeline.responseHooks
+        retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
+        monitors = Monitors(configuration.allMonitors + pipeline.monitors, id: id, request: request)
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
-        log = configuration.logMode == .off ? nil : RequestLog(id: id, mode: configuration.logMode, logger: configuration.logger, redaction: configuration.redaction)
     }
 
     var isFinished: Bool {
@@ -119,7 +120,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Posts `started`, builds the URLRequest and hands it to `transport`.
     func start(on transport: any Transport) {
-        for accessory in accessories { accessory.willStart(request) }
+        monitors.each { $0.requestDidStart($1) }
         registry.post(RequestEvent<R>(.started(request), sendID: id))
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
@@ -266,7 +267,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Starts attempt `number`'s transfer; the state is `starting`.
     private func transfer(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
-        if number == 1 { log?.started(urlRequest) }
+        if let context = monitors.context {
+            context.record(urlRequest)
+            monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
+        }
         if !interceptors.isEmpty { state.withLock { $0.sent = urlRequest } }
         let timeout = request.timeout ?? configuration.timeout
         let options = TransferOptions(
@@ -347,12 +351,22 @@ final class RequestOperation<R: Request>: InFlightOperation {
         withExtendedLifetime(replaced) {}
         guard current else { return }
         let end: @Sendable () -> Void = { [self] in
-            decide(stopReason.map { .failure($0) } ?? result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }, attempt: number)
+            if let stopReason {
+                decide(.failure(stopReason), attempt: number)
+                return
+            }
+            monitors.each { $0.request($1, didReceive: result, attempt: number) }
+            let outcome = result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }
+            if !monitors.isEmpty, case .success = result {
+                let decoded = Self.context(of: outcome)
+                monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
+            }
+            decide(outcome, attempt: number)
         }
-        if hooks.isEmpty, log == nil, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
+        if hooks.isEmpty, monitors.isEmpty, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
             end()
         } else {
-            // Decoding a large body, hooks and the logger (user code) run off the transport's queue, so
+            // Decoding a large body, hooks and monitors (user code) run off the transport's queue, so
             // they delay no other transfer's callbacks.
             DispatchQueue.global().async(execute: end)
         }
@@ -448,7 +462,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .finish:
             complete(outcome)
         case .retry(let delay):
-            if let error = outcome.failure { log?.retrying(attempt: number + 1, after: delay, because: error) }
+            if let error = outcome.failure { monitors.each { $0.request($1, willRetry: number + 1, after: delay, because: error) } }
             guard let route = state.withLock({ $0.route }) else { return }
             // Weakly: a send cancelled during the wait is finished and released at once (the
             // dispatcher's in-flight table holds it until then).
@@ -459,7 +473,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     private func retryDelay(after attempt: Int, error: NetworkError) -> TimeInterval? {
-        (request.retryPolicy ?? configuration.retryPolicy).delay(afterAttempt: attempt, error: error, method: request.method)
+        retryPolicy.delay(afterAttempt: attempt, error: error, method: request.method)
     }
 
     /// Cancels the send. Before its first transfer `cancelled` is delivered right after `started`; while
@@ -610,15 +624,17 @@ final class RequestOperation<R: Request>: InFlightOperation {
         return outcome
     }
 
-    /// The one terminal event: willStop → observers, then the call's own closure → didStop.
+    /// The one terminal event: monitors' didFinish, willDeliver → observers, then the call's own
+    /// closure → didDeliver.
     private func deliver(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
         onFinish(id)
-        log?.finished(result)
         let error = result.failure
         let callbackQueue = configuration.callbackQueue
-        if !accessories.isEmpty {
-            callbackQueue.run { [accessories, request] in
-                for accessory in accessories { accessory.willStop(request, error: error) }
+        if !monitors.isEmpty {
+            let finished = Self.context(of: result)
+            monitors.each { $0.request($1, didFinish: finished) }
+            callbackQueue.run { [monitors] in
+                monitors.each { $0.requestWillDeliver($1, error: error) }
             }
         }
         let event = RequestEvent(request: request, result: result, sendID: id, attempts: attempts)
@@ -627,11 +643,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
         } else {
             registry.post(event)
         }
-        if !accessories.isEmpty {
-            callbackQueue.run { [accessories, request] in
-                for accessory in accessories { accessory.didStop(request, error: error) }
+        if !monitors.isEmpty {
+            callbackQueue.run { [monitors] in
+                monitors.each { $0.requestDidDeliver($1, error: error) }
             }
         }
+    }
+
+    /// A result as monitors see it, whatever the request type.
+    private static func context(of result: Result<Response<R>, NetworkError>) -> Result<ResponseContext, NetworkError> {
+        result.map { ResponseContext(request: $0.request, httpResponse: $0.httpResponse, data: $0.data, json: $0.json) }
     }
 }
 

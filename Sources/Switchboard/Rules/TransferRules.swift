@@ -79,7 +79,8 @@ public struct TransferRules: Sendable {
     /// - Parameters:
     ///   - original: the request as the transfer started.
     ///   - current: the request of the hop that was challenged.
-    ///   - host: the challenging host; `port` its port.
+    ///   - host: the challenging host.
+    ///   - port: its port.
     ///   - previousFailures: how many times this challenge was already answered.
     ///   - response: the `401` (or `407`) response, when known.
     public func answerChallenge(

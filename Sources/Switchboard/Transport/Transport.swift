@@ -31,6 +31,8 @@ public protocol Transport: Sendable {
 extension Transport {
     /// Starts a transfer of a `URLRequest` (its `httpBody` is the body) with the response body in memory.
     /// - Parameters:
+    ///   - request: the request, fully built.
+    ///   - options: deadline, priority, credentials, limits and redirect rules for this transfer.
     ///   - progress: called as bytes move, on the transport's queue.
     ///   - completion: called once with the response and whole body, or the error, on the transport's queue.
     public func perform(

@@ -23,12 +23,7 @@ struct Get: Request {
     var method: HTTPMethod = .get
     var responseFormat: ResponseFormat = .json
     var validation: Validation = .default
-    var retryPolicy: RetryPolicy? = nil
-    var accessories: [any RequestAccessory] = []
-    var responseHooks: [any ResponseHook] = []
-    var usesConfigurationResponseHooks = true
-    var urlFilters: [any URLFilter] = []
-    var requestAdapters: [any RequestAdapter] = []
+    var pipeline = RequestPipeline()
     var useCDN = false
     var credentials: Credentials? = nil
     var timeout: TimeInterval? = nil
