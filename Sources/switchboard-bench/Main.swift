@@ -13,6 +13,7 @@ struct Bench {
         ("fanout", FanoutScenario.run),
         ("registry", RegistryScenario.run),
         ("decode", DecodeScenario.run),
+        ("pipeline", PipelineScenario.run),
         ("soak", SoakScenario.run),
     ]
 

@@ -10,6 +10,24 @@ import FoundationNetworking
 @Suite(timeLimit(minutes: 1)) struct RequestBuildingTests {
     // MARK: Base URL + path
 
+    @Test func aRememberedJoinGivesTheSameURLsAsAFreshOne() throws {
+        let base = URL(string: "https://h.example/v2/")!
+        let remembering = try #require(URLResolver.JoinBase(base, remembering: true))
+        let paths = ["/users/1", "users/1", "/", "", "a/b/", "/list?start=0", "/a b"] + (0..<150).map { "/items/\($0)" }
+        for _ in 0..<2 {
+            for path in paths {
+                let fresh = try URLResolver.resolve(path: path, base: base)
+                let remembered = try URLResolver.resolve(path: path, base: base, join: remembering)
+                #expect(fresh == remembered, "\(path)")
+            }
+        }
+        // The memory belongs to a base: another configuration's base never sees its URLs.
+        var configuration = Configuration { $0.baseURL = base }
+        _ = try URLResolver.resolve(path: "/users/1", base: configuration.baseURL, join: configuration.baseJoin)
+        configuration.baseURL = URL(string: "https://other.example")
+        #expect(try URLResolver.resolve(path: "/users/1", base: configuration.baseURL, join: configuration.baseJoin).host == "other.example")
+    }
+
     @Test(arguments: ["users/1", "/users/1"])
     func baseURLPathIsKeptWhetherOrNotThePathStartsWithSlash(path: String) throws {
         let url = try URLResolver.resolve(path: path, base: URL(string: "https://h.example/v2"))

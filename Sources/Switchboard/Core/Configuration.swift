@@ -16,10 +16,18 @@ import Foundation
 /// a new transport, made at the next send.
 public struct Configuration: Sendable {
     /// The base URL relative paths are joined to (keeping its own path). Default: none.
-    public var baseURL: URL?
+    public var baseURL: URL? {
+        didSet { baseJoin = baseURL.flatMap { URLResolver.JoinBase($0, remembering: true) } }
+    }
 
     /// The base URL of requests with ``Request/useCDN``. Default: none.
-    public var cdnURL: URL?
+    public var cdnURL: URL? {
+        didSet { cdnJoin = cdnURL.flatMap { URLResolver.JoinBase($0, remembering: true) } }
+    }
+
+    /// ``baseURL`` and ``cdnURL`` prepared for joining, once per change rather than once per send.
+    private(set) var baseJoin: URLResolver.JoinBase?
+    private(set) var cdnJoin: URLResolver.JoinBase?
 
     /// Header fields sent with every request; a request's own ``Request/headers`` win. Default: none.
     public var defaultHeaders: HTTPHeaders = [:]

@@ -13,7 +13,9 @@ extension Dispatcher {
         if Task.isCancelled { throw .cancelled }
         let link = CancellationLink()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Response<R>, NetworkError>, Never>) in
+            // Unsafe rather than checked (which allocates and checks on every resume): the completion
+            // runs exactly once per send, what `RequestOperation` guarantees and the tests check.
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>) in
                 let handle = send(request, completionQueue: .immediate) { continuation.resume(returning: $0) }
                 link.attach(handle)
             }

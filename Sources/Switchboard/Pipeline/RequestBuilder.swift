@@ -26,9 +26,9 @@ enum RequestBuilder {
 
     /// Builds everything but the adapters (once per send).
     static func prepare<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> Prepared {
-        let base = try baseURL(of: request, configuration: configuration)
+        let (base, join) = try baseURL(of: request, configuration: configuration)
         if let custom = try custom(request, base: base) { return Prepared(urlRequest: custom, isCustom: true) }
-        return Prepared(urlRequest: try standard(request, base: base, configuration: configuration), isCustom: false)
+        return Prepared(urlRequest: try standard(request, base: base, join: join, configuration: configuration), isCustom: false)
     }
 
     /// Runs the request adapters on `prepared` (again for every attempt, so an adapter can put a fresh
@@ -57,13 +57,18 @@ enum RequestBuilder {
         return urlRequest
     }
 
-    /// The base URL: the CDN's for `useCDN` requests, otherwise the request's or the configuration's.
-    private static func baseURL<R: Request>(of request: R, configuration: Configuration) throws(NetworkError) -> URL? {
-        guard request.useCDN else { return request.baseURL ?? configuration.baseURL }
-        guard let cdn = request.cdnURL ?? configuration.cdnURL else {
+    /// The base URL: the CDN's for `useCDN` requests, otherwise the request's or the configuration's;
+    /// with the configuration's, also its prepared form.
+    private static func baseURL<R: Request>(of request: R, configuration: Configuration) throws(NetworkError) -> (URL?, URLResolver.JoinBase?) {
+        guard request.useCDN else {
+            if let own = request.baseURL { return (own, nil) }
+            return (configuration.baseURL, configuration.baseJoin)
+        }
+        if let own = request.cdnURL { return (own, nil) }
+        guard let cdn = configuration.cdnURL else {
             throw .invalidRequest(reason: "\(R.self) uses the CDN, but neither it nor the configuration has a cdnURL")
         }
-        return cdn
+        return (cdn, configuration.cdnJoin)
     }
 
     private static func custom<R: Request>(_ request: R, base: URL?) throws(NetworkError) -> URLRequest? {
@@ -74,12 +79,12 @@ enum RequestBuilder {
         }
     }
 
-    private static func standard<R: Request>(_ request: R, base: URL?, configuration: Configuration) throws(NetworkError) -> URLRequest {
+    private static func standard<R: Request>(_ request: R, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError) -> URLRequest {
         guard request.method.isToken else {
             throw .invalidRequest(reason: "method \(request.method.rawValue.debugDescription) is not an HTTP token")
         }
         let isAbsolute = URLResolver.isAbsolute(request.path)
-        var url = try URLResolver.resolve(path: request.path, base: base)
+        var url = try URLResolver.resolve(path: request.path, base: base, join: join)
         var body: Data?
         var contentType: String?
         if let raw = request.body {
@@ -132,7 +137,9 @@ enum RequestBuilder {
         if let invalid = headers.firstInvalidField {
             throw .invalidRequest(reason: invalid.reason)
         }
-        for field in headers { urlRequest.setValue(field.value, forHTTPHeaderField: field.name) }
+        // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
+        // fields are checked above and their names unique (case-insensitively).
+        if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
         return urlRequest
     }
 

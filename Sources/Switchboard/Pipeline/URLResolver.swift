@@ -7,7 +7,8 @@ enum URLResolver {
     /// to any query of `base`.
     /// - Throws: ``NetworkError/invalidRequest(reason:)`` for a relative path without a base URL, an
     ///   unsupported scheme, a URL without a host, or characters that cannot form a URL.
-    static func resolve(path: String, base: URL?) throws(NetworkError) -> URL {
+    /// - Parameter join: `base` prepared for the fast join, when the caller has it (the configuration's).
+    static func resolve(path: String, base: URL?, join: JoinBase? = nil) throws(NetworkError) -> URL {
         if isAbsolute(path) {
             guard let absolute = absoluteURL(path) else {
                 throw .invalidRequest(reason: "\(shown(path)) is not a valid URL")
@@ -15,13 +16,13 @@ enum URLResolver {
             try check(absolute)
             return absolute
         }
-        if let scheme = scheme(of: path) {
+        if path.utf8.first != UInt8(ascii: "/"), let scheme = scheme(of: path) {
             throw .invalidRequest(reason: "path \(shown(path)) has the scheme \(scheme.debugDescription); only http and https can be sent")
         }
         guard let base else {
             throw .invalidRequest(reason: "relative path \(shown(path)) but no base URL (set Configuration.baseURL or the request's baseURL)")
         }
-        if let fast = simpleJoin(path: path, base: base) { return fast }
+        if let join = join ?? JoinBase(base), let fast = simpleJoin(path: path, base: join) { return fast }
         guard var components = URLComponents(url: base, resolvingAgainstBaseURL: true) else {
             throw .invalidRequest(reason: "invalid base URL \(shown(base.absoluteString))")
         }
@@ -48,23 +49,61 @@ enum URLResolver {
         return url
     }
 
+    /// A base URL ready for the fast join: an http(s) URL with a host and no query or fragment, as text
+    /// without its trailing slashes. Made once per configuration for its base and CDN URLs.
+    struct JoinBase: Sendable {
+        let prefix: String
+        let hasPath: Bool
+        /// The URLs joined so far, by path, for a configuration's base URL: parsing a URL is most of the
+        /// cost of a join on Linux, and an app sends the same few paths again and again.
+        let recent: RecentURLs?
+
+        init?(_ base: URL, remembering: Bool = false) {
+            var text = base.absoluteString
+            guard !text.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
+                let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host?.isEmpty == false
+            else { return nil }
+            while text.hasSuffix("/") { text.removeLast() }
+            prefix = text
+            hasPath = base.path.count > 1
+            recent = remembering ? RecentURLs() : nil
+        }
+    }
+
     /// The common case without URLComponents (slow on Linux): a base URL with no query or fragment and
     /// a path of plain URL characters (letters, digits, `-._~/`, no `%`, `?` or `#`). `nil` otherwise.
-    private static func simpleJoin(path: String, base: URL) -> URL? {
+    private static func simpleJoin(path: String, base: JoinBase) -> URL? {
+        if let known = base.recent?.url(for: path) { return known }
         guard path.utf8.allSatisfy(isPlainPathByte) else { return nil }
-        var text = base.absoluteString
-        guard !text.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-            let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host?.isEmpty == false
-        else { return nil }
-        while text.hasSuffix("/") { text.removeLast() }
         var relative = Substring(path)
         while relative.hasPrefix("/") { relative.removeFirst() }
+        let joined: URL?
         if relative.isEmpty {
             // The base URL itself; keep a trailing slash the path asked for, or "/" for a bare host.
-            let hasPath = base.path.count > 1
-            return URL(string: text + (path.hasSuffix("/") || !hasPath ? "/" : ""))
+            joined = URL(string: base.prefix + (path.hasSuffix("/") || !base.hasPath ? "/" : ""))
+        } else {
+            joined = URL(string: base.prefix + "/" + relative)
         }
-        return URL(string: text + "/" + relative)
+        if let joined { base.recent?.remember(joined, for: path) }
+        return joined
+    }
+
+    /// A small, bounded memory of joined URLs by path (emptied when full, so paths with ids in them
+    /// cost at most what they cost without it).
+    final class RecentURLs: Sendable {
+        private let urls = Locked<[String: URL]>([:])
+        static let capacity = 64
+
+        func url(for path: String) -> URL? {
+            urls.withLock { $0[path] }
+        }
+
+        func remember(_ url: URL, for path: String) {
+            urls.withLock { urls in
+                if urls.count >= Self.capacity { urls.removeAll(keepingCapacity: true) }
+                urls[path] = url
+            }
+        }
     }
 
     private static func isPlainPathByte(_ byte: UInt8) -> Bool {

@@ -150,7 +150,8 @@ public struct TransferRules: Sendable {
     /// Whether a response can have no body whatever its headers say: to a HEAD request, 1xx, 204, 304.
     public static func hasNoBody(_ head: HTTPURLResponse, method: String?) -> Bool {
         let status = head.statusCode
-        return method?.uppercased() == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304
+        // Methods are case-sensitive (RFC 9110 §9.1): only `HEAD` is HEAD.
+        return (100..<200).contains(status) || status == 204 || status == 304 || method == "HEAD"
     }
 
     /// The body length the head announces, when it describes the bytes a transport hands over: not for a

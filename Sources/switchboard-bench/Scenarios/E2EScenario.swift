@@ -42,7 +42,8 @@ enum E2EScenario {
         defer { server.stop() }
         // SWITCHBOARD_BENCH_REQUESTS overrides the count (for profiling runs).
         let requests = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? (quick ? 200 : 5000)
-        let rounds = quick ? 1 : 5
+        // SWITCHBOARD_BENCH_ROUNDS overrides the number of rounds (for A/B runs on a noisy machine).
+        let rounds = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ROUNDS"].flatMap { Int($0) } ?? (quick ? 1 : 5)
         var figures: [Figure] = []
 
         // SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n> runs only those levels.
@@ -170,6 +171,15 @@ enum E2EScenario {
             let baseline = samples["URLSession"]!
             if let candidate = samples["send + observer"], let reference = samples["URLSession + main queue"] {
                 figures.append(Figure(name: "send + observer vs the main-queue reference, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: reference.cpu, baselineName: "URLSession + main queue"))
+            }
+            // The floor: a bare delegate session, what any client that needs the session delegate pays.
+            if let floor = samples["bare delegate session"] {
+                if let candidate = samples["response(for:)"] {
+                    figures.append(Figure(name: "response(for:) vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.05×"))
+                }
+                if let candidate = samples["send + observer"] {
+                    figures.append(Figure(name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.10×"))
+                }
             }
             for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)"] {
                 guard let candidate = samples[name] else { continue }

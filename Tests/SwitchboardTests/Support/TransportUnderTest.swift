@@ -66,9 +66,12 @@ struct TransferRecord: Sendable {
     var result: Result<TransportResponse, NetworkError>?
     /// Whether a progress value with received bytes came before the head.
     var bodyBeforeHead = false
+    var cancelledAt: Date?
+    var completedAt: Date?
 }
 
-/// Runs one transfer on `transport` and waits for its completion (or `timeout`).
+/// Runs one transfer on `transport` and waits for its completion (or `timeout`), without blocking a
+/// thread.
 func transfer(
     _ transport: any Transport,
     _ request: TransportRequest,
@@ -78,7 +81,13 @@ func transfer(
     timeout: TimeInterval = 10
 ) async -> TransferRecord {
     let record = Box(TransferRecord())
-    let finished = DispatchSemaphore(value: 0)
+    let waiter = Box<CheckedContinuation<Void, Never>?>(nil)
+    let resume: @Sendable () -> Void = {
+        waiter.mutate { stored in
+            stored?.resume()
+            stored = nil
+        }
+    }
     let callbacks = TransferCallbacks(
         head: { response in
             record.mutate { record in
@@ -97,23 +106,28 @@ func transfer(
         completion: { result in
             record.mutate { record in
                 record.completions += 1
-                if record.result == nil { record.result = result }
+                if record.result == nil {
+                    record.result = result
+                    record.completedAt = Date()
+                }
             }
-            finished.signal()
+            resume()
         }
     )
-    let task = transport.perform(request, options: options, callbacks: callbacks)
-    if let cancelAfter {
-        DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) { task.cancel() }
-    }
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async {
-            _ = finished.wait(timeout: .now() + timeout)
-            // A second completion would come soon after the first; give it the chance to be counted.
-            Thread.sleep(forTimeInterval: 0.05)
-            continuation.resume()
+        waiter.mutate { $0 = continuation }
+        let task = transport.perform(request, options: options, callbacks: callbacks)
+        if let cancelAfter {
+            DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) {
+                record.mutate { $0.cancelledAt = Date() }
+                task.cancel()
+            }
         }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: resume)
+        if record.value.completions > 0 { resume() }
     }
+    // A second completion or a late callback would come soon after the first; give it the chance.
+    try? await Task.sleep(nanoseconds: 50_000_000)
     return record.value
 }
 
