@@ -43,7 +43,7 @@ sources_for() {
         json) echo "${json[@]}" ;;
         form) echo "${json[@]}" "$src"/Core/Encoding/*.swift ;;
         headers) echo "$src/Core/HTTPHeaders.swift" "$src/Core/HTTPMethod.swift" ;;
-        url) echo "${errors[@]}" "$src/Pipeline/URLResolver.swift" "$src/Features/Logging/Redaction.swift" ;;
+        url) echo "${errors[@]}" "$src/Pipeline/URLResolver.swift" "$src/Core/Internal/Locked.swift" "$src/Features/Logging/Redaction.swift" ;;
         redaction) echo "${errors[@]}" "$src/Features/Logging/Redaction.swift" ;;
         response) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
         *) return 1 ;;
@@ -62,7 +62,7 @@ for target in "${targets[@]}"; do
     echo "== $target: building"
     # shellcheck disable=SC2086
     if ! nice -n "$nice_level" "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -g \
-        -module-name SwitchboardFuzz -package-name switchboard \
+        -module-name SwitchboardFuzz -package-name switchboard -I "$root/Sources/CSwitchboardAtomics/include" \
         "$harness" "$here/support/FuzzSupport.swift" $files -o "$binary" >"$out/$target.build.log" 2>&1; then
         grep -v 'Cannot export local symbol' "$out/$target.build.log" | tail -40 >&2
         echo "== $target: BUILD FAILED (log: $out/$target.build.log)" >&2

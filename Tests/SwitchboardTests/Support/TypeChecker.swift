@@ -48,14 +48,12 @@ enum TypeChecker {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: compiler)
         var arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path, "-module-cache-path", directory.appendingPathComponent("cache").path]
-        // Switchboard's C target (its atomics): SwiftPM passes its module map to every client; so do we.
-        for base in [modules, modules.deletingLastPathComponent()] {
-            let map = base.appendingPathComponent("CSwitchboardAtomics.build/module.modulemap")
-            if FileManager.default.fileExists(atPath: map.path) {
-                arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"]
-                break
-            }
-        }
+        // Switchboard's C target (its atomics): SwiftPM passes its module map to every client; so do we
+        // (the target's include folder, with its module map, beside this package's sources).
+        let include = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/CSwitchboardAtomics/include")
+        arguments += ["-I", include.path]
         process.arguments = arguments + [file.path]
         let pipe = Pipe()
         process.standardOutput = pipe
