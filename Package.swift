@@ -15,6 +15,7 @@ var package = Package(
         .executable(name: "Demo", targets: ["Demo"]),
         .executable(name: "loopback-server", targets: ["loopback-server"]),
         .executable(name: "switchboard-bench", targets: ["switchboard-bench"]),
+        .executable(name: "switchboard-probe", targets: ["switchboard-probe"]),
     ],
     targets: [
         .target(name: "CSwitchboardAtomics"),
@@ -23,6 +24,7 @@ var package = Package(
         .target(name: "LoopbackServer"),
         .executableTarget(name: "loopback-server", dependencies: ["LoopbackServer"]),
         .executableTarget(name: "Demo", dependencies: ["Switchboard", "LoopbackServer"], path: "Demo"),
+        .executableTarget(name: "switchboard-probe", dependencies: ["Switchboard"]),
         .executableTarget(name: "switchboard-bench", dependencies: ["Switchboard", "LoopbackServer", "CSwitchboardAtomics"]),
         .testTarget(
             name: "SwitchboardTests",
