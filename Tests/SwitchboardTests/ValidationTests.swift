@@ -14,19 +14,24 @@ import Testing
         #expect(shape.mismatch(in: Self.user) == nil)
     }
 
-    static let cases: [(JSONShape, String)] = [
-        (.object(["user": .object(["id": .integer])]), "$.user.id: expected integer, found string"),
-        (.object(["user": .object(["level": .string])]), "$.user.level: expected string, found number"),
-        (.object(["user": .object(["missing": .string])]), "$.user.missing: expected string, found nothing (missing key)"),
-        (.object(["user": .object(["nick": .string])]), "$.user.nick: expected string, found null"),
-        (.object(["user": .object(["tags": .array(.integer)])]), "$.user.tags[0]: expected integer, found string"),
-        (.object(["user": .array(.any)]), "$.user: expected array of any value, found object"),
-        (.object(["user": .object(["score": .integer])]), "$.user.score: expected integer, found number"),
-        (.object(["odd key": .bool]), "$[\"odd key\"]: expected bool, found nothing (missing key)"),
-    ]
+    /// Built per test rather than kept in a static: an indirect enum's box is referenced through a
+    /// tagged pointer, which the address sanitizer's leak check reads as a leak when a static holds it.
+    static func cases() -> [(JSONShape, String)] {
+        [
+            (.object(["user": .object(["id": .integer])]), "$.user.id: expected integer, found string"),
+            (.object(["user": .object(["level": .string])]), "$.user.level: expected string, found number"),
+            (.object(["user": .object(["missing": .string])]), "$.user.missing: expected string, found nothing (missing key)"),
+            (.object(["user": .object(["nick": .string])]), "$.user.nick: expected string, found null"),
+            (.object(["user": .object(["tags": .array(.integer)])]), "$.user.tags[0]: expected integer, found string"),
+            (.object(["user": .array(.any)]), "$.user: expected array of any value, found object"),
+            (.object(["user": .object(["score": .integer])]), "$.user.score: expected integer, found number"),
+            (.object(["odd key": .bool]), "$[\"odd key\"]: expected bool, found nothing (missing key)"),
+        ]
+    }
 
-    @Test(arguments: ValidationTests.cases)
-    func mismatchNamesThePathAndWhatWasExpected(shape: JSONShape, message: String) {
+    @Test(arguments: 0..<8)
+    func mismatchNamesThePathAndWhatWasExpected(index: Int) {
+        let (shape, message) = Self.cases()[index]
         #expect(shape.mismatch(in: Self.user)?.description == message)
     }
 
