@@ -70,21 +70,29 @@ enum CustomisationScenarios {
         },
         DemoRunner.Scenario(title: "An expired token is refreshed on 401, once, and the request retried") { transcript in
             let refreshes = RefreshCounter()
+            let refreshErrors = Locked<[String]>([])
             let auth = AuthenticationInterceptor(token: "expired-token", applies: { !($0 is RefreshToken) }) {
                 refreshes.increment()
-                let response = try await Dispatcher.shared.response(for: RefreshToken())
-                return response.json["token"].string ?? ""
+                do {
+                    let response = try await Dispatcher.shared.response(for: RefreshToken())
+                    return response.json["token"].string ?? ""
+                } catch {
+                    refreshErrors.withLock { $0.append("\(error)") }
+                    throw error
+                }
             }
             Dispatcher.shared.updateConfiguration { $0.interceptors = [auth] }
             defer { Dispatcher.shared.updateConfiguration { $0.interceptors = [] } }
-            async let first = Dispatcher.shared.response(for: GetMe())
-            async let second = Dispatcher.shared.response(for: GetMe())
-            do {
-                let (a, b) = try await (first, second)
+            async let first = outcome(of: GetMe())
+            async let second = outcome(of: GetMe())
+            let (a, b) = await (first, second)
+            switch (a, b) {
+            case (.success(let a), .success(let b)):
                 transcript.say("  two requests got 401 with the expired token; \(refreshes.count) refresh; each retried: attempts \(a.attempts) and \(b.attempts)")
                 transcript.check(a.json["name"] == "Ada" && b.json["name"] == "Ada" && refreshes.count == 1, "one refresh for both, then both succeeded")
-            } catch {
-                transcript.check(false, "the refresh-on-401 pattern failed: \(error)")
+            default:
+                let token = await auth.token ?? "none"
+                transcript.check(false, "the refresh-on-401 pattern failed: first \(a.map(\.attempts)), second \(b.map(\.attempts)); \(refreshes.count) refreshes, their errors \(refreshErrors.withLock { $0 }), token now \(token)")
             }
         },
         DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
@@ -132,6 +140,15 @@ final class AttemptMetrics: EventMonitor {
     func request(_ send: SendContext, didFinish result: Result<ResponseContext, NetworkError>) {
         let status = (try? result.get()).map { "\($0.httpResponse.statusCode)" } ?? "failed"
         recorded.withLock { $0.append("finished \(status) in \(String(format: "%.0f", send.elapsed * 1000)) ms") }
+    }
+}
+
+/// The result of a send through the shared dispatcher, awaited.
+func outcome<R: Request>(of request: R) async -> Result<Response<R>, NetworkError> {
+    do {
+        return .success(try await Dispatcher.shared.response(for: request))
+    } catch {
+        return .failure(error)
     }
 }
 
