@@ -92,8 +92,9 @@ private actor TokenStore {
 
     struct RefreshFailed: Error {}
 
-    /// The token, fetched first if there is none.
+    /// The token, fetched first if there is none; while a refresh runs, the token it brings.
     func current() async throws -> String {
+        if let refreshing { return try await refreshing.value }
         if let token { return token }
         return try await refreshed()
     }
@@ -110,31 +111,34 @@ private actor TokenStore {
         }
     }
 
-    /// Joins the running refresh, or starts one.
+    /// Joins the running refresh, or starts one. The refresh publishes its token (or clears it) on
+    /// this actor before it completes, so whoever resumes first, a joiner or the starter, and whoever
+    /// asks next, sees the new token: a retry never goes out with the token just replaced.
     private func refreshed() async throws -> String {
         if let refreshing { return try await refreshing.value }
-        let task = Task { [refresh, timeout] in
-            // The refresh races a timer; the loser is cancelled.
-            try await withThrowingTaskGroup(of: String.self) { group in
-                group.addTask { try await refresh() }
-                group.addTask {
-                    try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
-                    throw RefreshFailed()
+        // Isolated to this actor (it uses `self`): the token is set here, before the task completes.
+        let task = Task { [refresh, timeout] () async throws -> String in
+            defer { self.refreshing = nil }
+            do {
+                // The refresh races a timer; the loser is cancelled.
+                let fresh = try await withThrowingTaskGroup(of: String.self) { group in
+                    group.addTask { try await refresh() }
+                    group.addTask {
+                        try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
+                        throw RefreshFailed()
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next() else { throw RefreshFailed() }
+                    return first
                 }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw RefreshFailed() }
-                return first
+                self.token = fresh
+                return fresh
+            } catch {
+                self.token = nil
+                throw error
             }
         }
         refreshing = task
-        defer { refreshing = nil }
-        do {
-            let fresh = try await task.value
-            token = fresh
-            return fresh
-        } catch {
-            token = nil
-            throw error
-        }
+        return try await task.value
     }
 }
