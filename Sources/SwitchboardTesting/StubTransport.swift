@@ -158,7 +158,9 @@ public final class StubTransport: Transport {
                 return .success(TransportResponse(httpResponse: head, data: answer.body, timing: timing))
             case .file(let fileURL, let offset):
                 do {
-                    try Self.write(answer.body, to: fileURL, at: fromStart ? 0 : offset)
+                    let handle = try DestinationFile.open(fileURL, at: fromStart ? 0 : offset)
+                    defer { try? handle.close() }
+                    try handle.write(contentsOf: answer.body)
                 } catch let error as NetworkError {
                     return .failure(error)
                 } catch {
@@ -202,19 +204,6 @@ public final class StubTransport: Transport {
             urlRequest.httpBody = data
         }
         return urlRequest
-    }
-
-    private static func write(_ body: Data, to url: URL, at offset: Int64) throws {
-        if !FileManager.default.fileExists(atPath: url.path) {
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else { throw CocoaError(.fileWriteNoPermission) }
-        }
-        let handle = try FileHandle(forWritingTo: url)
-        defer { try? handle.close() }
-        let size = try handle.seekToEnd()
-        guard UInt64(max(0, offset)) <= size else { throw NetworkError.invalidRequest(reason: "the download offset \(offset) is past the end of \(url.lastPathComponent) (\(size) bytes)") }
-        try handle.truncate(atOffset: UInt64(max(0, offset)))
-        try handle.seekToEnd()
-        try handle.write(contentsOf: body)
     }
 }
 

@@ -133,25 +133,11 @@ final class TransferState: @unchecked Sendable {
 
     private func openDestination(fromStart: Bool) -> NetworkError? {
         guard case .file(let url, let offset) = request.destination else { return nil }
-        let start = fromStart ? 0 : max(0, offset)
         do {
-            if !FileManager.default.fileExists(atPath: url.path) {
-                guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                    return .transport(URLError(.cannotCreateFile, userInfo: [NSLocalizedDescriptionKey: "cannot create \(url.path)"]))
-                }
-            }
-            let handle = try FileHandle(forWritingTo: url)
-            let size = try handle.seekToEnd()
-            if start > Int64(size) {
-                try? handle.close()
-                return .invalidRequest(reason: "the download offset \(start) is past the end of \(url.lastPathComponent) (\(size) bytes)")
-            }
-            try handle.truncate(atOffset: UInt64(start))
-            try handle.seek(toOffset: UInt64(start))
-            file = handle
+            file = try DestinationFile.open(url, at: fromStart ? 0 : offset)
             return nil
         } catch {
-            return .transport(URLError(.cannotOpenFile, userInfo: [NSLocalizedDescriptionKey: "cannot open \(url.path): \(error)", NSUnderlyingErrorKey: error]))
+            return error
         }
     }
 
