@@ -28,15 +28,18 @@ enum TypeChecker {
     }
 
     /// Type-checks `source` (a whole file) and returns the compiler's status and output. The compiler
-    /// is waited for on a global queue, not on Swift's cooperative pool (two threads on this machine),
-    /// so other tests keep running meanwhile.
+    /// is waited for on a queue of its own, not on Swift's cooperative pool (two threads on this
+    /// machine), so other tests keep running meanwhile; and one compiler runs at a time, since seven
+    /// at once at the suite's start starved every other test of CPU (a 0.2 s timeout took 22 s in CI).
     static func check(_ source: String) async throws -> Outcome {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            compilerQueue.async {
                 continuation.resume(with: Result { try checkBlocking(source) })
             }
         }
     }
+
+    private static let compilerQueue = DispatchQueue(label: "switchboard.tests.typechecker")
 
     private static func checkBlocking(_ source: String) throws -> Outcome {
         guard let modules = modulesDirectory else { throw CheckerError("no Switchboard.swiftmodule beside \(CommandLine.arguments.first ?? "?")") }
