@@ -27,6 +27,20 @@ struct ConnectionHandler {
                    head.version == "HTTP/1.1" {
                     guard SocketIO.sendAll(fd, Self.continueLine) else { return false }
                 }
+                if let sink = core.sink(method: head.method, target: head.target) {
+                    // A sink route reads the body as it arrives, into a digest.
+                    var request = ServerRequest(method: head.method, target: head.target, version: head.version,
+                                                headers: head.headers, body: Data(), stopSignal: core.stopSignal)
+                    var digest = UploadDigest(contentType: request.header("Content-Type"))
+                    try HTTPRequestParser.streamBody(framing, from: &reader) { digest.update($0) }
+                    core.recordHit(path: request.path)
+                    request.pathParameters = [:]
+                    let outcome = ResponseWriter.write(sink(request, digest), to: fd, headOnly: head.method == "HEAD",
+                                                       closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
+                                                       stopSignal: core.stopSignal)
+                    guard case .keepOpen = outcome else { return outcome == .reset }
+                    continue
+                }
                 body = try HTTPRequestParser.readBody(framing, from: &reader)
             } catch let rejection as HTTPRequestParser.Rejection {
                 let response = ResponseWriter.errorResponse(status: rejection.status, message: rejection.message)

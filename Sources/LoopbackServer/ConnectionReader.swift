@@ -69,6 +69,18 @@ struct ConnectionReader {
         return bytes
     }
 
+    /// Hands exactly `count` bytes to `sink` piece by piece, never holding them all.
+    mutating func read(exactly count: Int, into sink: (UnsafeRawBufferPointer) -> Void) throws(Failure) {
+        var remaining = count
+        while remaining > 0 {
+            if bufferedCount == 0 && !fill() { throw .closed }
+            let take = min(remaining, bufferedCount)
+            buffer.withUnsafeBytes { raw in sink(UnsafeRawBufferPointer(rebasing: raw[start..<(start + take)])) }
+            start += take
+            remaining -= take
+        }
+    }
+
     /// Appends exactly `count` bytes to `data`, without holding them all in the buffer at once.
     mutating func read(exactly count: Int, appendingTo data: inout Data) throws(Failure) {
         var remaining = count

@@ -115,6 +115,32 @@ enum HTTPRequestParser {
         }
     }
 
+    /// Hands the body described by `framing` to `sink` piece by piece (any size: nothing is kept).
+    static func streamBody(_ framing: BodyFraming, from reader: inout ConnectionReader, into sink: (UnsafeRawBufferPointer) -> Void) throws {
+        switch framing {
+        case .none:
+            return
+        case let .length(length):
+            try reader.read(exactly: length, into: sink)
+        case .chunked:
+            while true {
+                guard let line = try readLine(&reader) else {
+                    throw Rejection(status: 400, message: "connection closed inside a chunked body")
+                }
+                let sizeText = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                guard !sizeText.isEmpty, sizeText.count <= 15, let size = Int(sizeText, radix: 16), size >= 0 else {
+                    throw Rejection(status: 400, message: "invalid chunk size")
+                }
+                if size == 0 { break }
+                try reader.read(exactly: size, into: sink)
+                guard let end = try readLine(&reader), end.isEmpty else {
+                    throw Rejection(status: 400, message: "chunk not followed by CRLF")
+                }
+            }
+            while let trailer = try readLine(&reader), !trailer.isEmpty {}
+        }
+    }
+
     /// Decodes a `Transfer-Encoding: chunked` body, skipping chunk extensions and trailers.
     static func readChunkedBody(from reader: inout ConnectionReader) throws -> Data {
         var body = Data()

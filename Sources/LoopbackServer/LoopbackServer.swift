@@ -94,11 +94,25 @@ public final class LoopbackServer: Sendable {
         core.routes.withLock { $0.add(method: method, pattern: pattern, handler: handler) }
     }
 
+    /// Adds a route that reads the request body as it arrives instead of holding it: `handler` gets
+    /// the request (with an empty body) and the body's ``UploadDigest``. For uploads of any size.
+    /// - Parameters:
+    ///   - method: the method, or `nil` for any.
+    ///   - path: a literal path (no captures); the query is ignored.
+    public func sink(_ method: String?, _ path: String, _ handler: @escaping @Sendable (ServerRequest, UploadDigest) -> ServerResponse) {
+        core.sinks.withLock { $0["\(method?.uppercased() ?? "*") \(path)"] = handler }
+    }
+
     /// Answers `request` in-process, without a connection, as a connection would route it (the hit is
     /// counted): for in-process test transports that share this server's routes.
     public func respond(to request: ServerRequest) -> ServerResponse {
         var request = request
         core.recordHit(path: request.path)
+        if let sink = core.sink(method: request.method, target: request.path) {
+            var digest = UploadDigest(contentType: request.header("Content-Type"))
+            digest.update(request.body)
+            return sink(request, digest)
+        }
         return core.respond(to: &request)
     }
 

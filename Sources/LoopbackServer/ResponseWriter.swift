@@ -53,6 +53,26 @@ enum ResponseWriter {
             guard SocketIO.sendAll(fd, bytes) else { return .close }
             return closeAfter ? .close : .keepOpen
 
+        case let .generated(length, abortAfter, fill):
+            let head = head(response, contentLength: length, chunked: false, close: closeAfter || abortAfter != nil,
+                            keepAlive: announceKeepAlive, reserving: 0)
+            guard SocketIO.sendAll(fd, head) else { return .close }
+            if noBody { return closeAfter ? .close : .keepOpen }
+            let end = min(length, abortAfter ?? length)
+            var buffer = [UInt8](repeating: 0, count: 256 << 10)
+            var offset = 0
+            while offset < end {
+                let count = min(buffer.count, end - offset)
+                let sent = buffer.withUnsafeMutableBytes { raw -> Bool in
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                    fill(offset, piece)
+                    return SocketIO.sendAll(fd, UnsafeRawBufferPointer(piece))
+                }
+                guard sent, !stopSignal.isStopped else { return .close }
+                offset += count
+            }
+            return closeAfter || abortAfter != nil ? .close : .keepOpen
+
         case let .abort(sending, declaredLength):
             var bytes = head(response, contentLength: declaredLength, chunked: false, close: true,
                              keepAlive: false, reserving: sending.count)

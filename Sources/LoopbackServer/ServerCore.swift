@@ -28,6 +28,8 @@ final class ServerCore: Sendable {
     let requestedPort: UInt16
     let state = Locked(State())
     let routes = Locked(Router())
+    /// Routes that read the body as it arrives, by method (`*` for any) and path.
+    let sinks = Locked([String: @Sendable (ServerRequest, UploadDigest) -> ServerResponse]())
     let stopSignal = StopSignal()
 
     init(port: UInt16) {
@@ -139,6 +141,12 @@ final class ServerCore: Sendable {
         case .notFound:
             return .json(["error": "not found", "path": request.path], status: 404)
         }
+    }
+
+    /// The sink route for a request, if any.
+    func sink(method: String, target: String) -> (@Sendable (ServerRequest, UploadDigest) -> ServerResponse)? {
+        let path = String(target.prefix { $0 != "?" })
+        return sinks.withLock { $0["\(method) \(path)"] ?? $0["* \(path)"] }
     }
 
     /// Counts a request that reached routing.

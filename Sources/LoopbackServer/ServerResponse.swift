@@ -29,6 +29,10 @@ public struct ServerResponse: Sendable {
         case rawDrip([Data], interval: TimeInterval)
         /// Resets the connection (TCP RST) without sending anything.
         case reset
+        /// `length` bytes with `Content-Length`, made piece by piece as they are sent (never all in
+        /// memory): `fill(offset, buffer)` writes the bytes from `offset` into `buffer`. With
+        /// `abortAfter`, the connection closes after that many bytes.
+        case generated(length: Int, abortAfter: Int?, fill: @Sendable (Int, UnsafeMutableRawBufferPointer) -> Void)
     }
 
     /// The status code, e.g. 200.

@@ -41,6 +41,9 @@ extension LoopbackServer {
             ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
                            body: .data(Data(#"{"cookie":"session"}"#.utf8)))
         }
+        // Uploads of any size: each part's name, file name, type, size and checksum (see UploadDigest).
+        sink(nil, "/upload/echo") { _, digest in .json(digest.json) }
+        sink(nil, "/upload/sink") { _, digest in .json(digest.json) }
         route(nil, "/headers-size/:n") { request in
             let size = min(max(0, request.intParameter("n") ?? 0), 1_048_576)
             return .json(["headerSize": size], headers: [("X-Big", String(repeating: "x", count: size))])

@@ -87,6 +87,17 @@ public struct Configuration: Sendable {
     /// ``NetworkError/responseTooLarge(limit:)``. Default: 64 MiB.
     public var maximumResponseSize: Int = 64 << 20
 
+    /// Multipart bodies up to this many bytes are assembled in memory; larger ones in a temporary file
+    /// that is uploaded from disk and removed when the send ends. Default: 10 MiB.
+    public var multipartMemoryThreshold: Int = 10 << 20
+
+    /// Where temporary files go (large multipart bodies). Default: the system's temporary directory.
+    public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
+
+    /// Where partial downloads and what is needed to resume them are kept (see ``DownloadRequest``).
+    /// Default: `Switchboard/PartialDownloads` in the user's caches directory.
+    public var partialDownloadsDirectory: URL = Configuration.defaultPartialDownloadsDirectory
+
     /// Where the completion closures of ``Dispatcher/send(_:completion:)`` and the accessories'
     /// `willStop` and `didStop` are called (`willStart` runs on the thread that calls `send`). Observers
     /// choose their own: the main actor, or a queue given to `addObserver`. Default: `.main`.
@@ -163,5 +174,14 @@ public enum CallbackQueue: Sendable {
     /// Runs `work` on this queue (asynchronously unless `.immediate`).
     func run(_ work: @escaping @Sendable () -> Void) {
         if let queue = dispatchQueue { queue.async(execute: work) } else { work() }
+    }
+}
+
+extension Configuration {
+    /// `Switchboard/PartialDownloads` in the user's caches directory (the temporary directory when
+    /// there is none).
+    public static var defaultPartialDownloadsDirectory: URL {
+        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first ?? FileManager.default.temporaryDirectory
+        return caches.appendingPathComponent("Switchboard/PartialDownloads", isDirectory: true)
     }
 }

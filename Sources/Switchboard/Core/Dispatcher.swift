@@ -130,10 +130,31 @@ public final class Dispatcher: Sendable {
         send(request, completionQueue: nil, completion: completion)
     }
 
-    /// Sends with the completion on `completionQueue` (`nil`: the configuration's callback queue).
+    /// Sends a request and reports its progress: bytes sent (an upload) and received (a download).
+    ///
+    /// ```swift
+    /// Dispatcher.shared.send(upload, progress: { bar.value = $0.fractionSent ?? 0 }) { result in … }
+    /// ```
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - progress: called as bytes move, on ``Configuration/callbackQueue``, never after `completion`;
+    ///     the counts only grow, and after a success the last call reports the whole body.
+    ///   - completion: called once with the response or the error, on ``Configuration/callbackQueue``.
+    /// - Returns: a handle to cancel the send.
+    @discardableResult
+    public func send<R: Request>(
+        _ request: R,
+        progress: @escaping @Sendable (TransferProgress) -> Void,
+        completion: @escaping @Sendable (Result<Response<R>, NetworkError>) -> Void
+    ) -> RequestHandle {
+        send(request, completionQueue: nil, progress: progress, completion: completion)
+    }
+
+    /// Sends with the completion (and progress) on `completionQueue` (`nil`: the configuration's callback queue).
     func send<R: Request>(
         _ request: R,
         completionQueue: CallbackQueue?,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) -> RequestHandle {
         let (id, configuration, transport) = currentTransport()
@@ -143,6 +164,7 @@ public final class Dispatcher: Sendable {
             configuration: configuration,
             registry: registry,
             completionQueue: completionQueue ?? configuration.callbackQueue,
+            progress: progress,
             completion: completion,
             // The in-flight table, not the dispatcher: a send that ends after its dispatcher was
             // released must still leave it (the sweeper counts what is in it).

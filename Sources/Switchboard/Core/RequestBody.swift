@@ -1,8 +1,8 @@
 import Foundation
 
 /// A request's body given as it is, rather than encoded from ``Request/parameters``: raw bytes with
-/// their content type, text, or a JSON value. The base URL, URL filters, default headers and adapters
-/// still apply (unlike a custom `URLRequest`).
+/// their content type, text, a JSON value, a file on disk or a multipart form. The base URL, URL
+/// filters, default headers and adapters still apply (unlike a custom `URLRequest`).
 ///
 /// ```swift
 /// struct UploadAvatar: Request {
@@ -19,21 +19,50 @@ public enum RequestBody: Sendable, Hashable {
     case text(String, contentType: String = "text/plain; charset=utf-8")
     /// A JSON value, serialized, sent as `application/json`.
     case json(JSON)
+    /// A file's contents, read as they are sent (memory stays bounded whatever its size), with a
+    /// `Content-Length` of the file's size. A URL that is not a readable regular file fails the send
+    /// with ``NetworkError/invalidRequest(reason:)`` before anything is sent.
+    case file(URL, contentType: String = "application/octet-stream")
+    /// A `multipart/form-data` body; see ``MultipartFormData``. The request's ``Request/parameters``
+    /// become fields of the form (unless its ``Request/parameterEncoding`` is `.query`).
+    case multipart(MultipartFormData)
 
-    /// The bytes sent.
+    /// A `multipart/form-data` body built by `build`.
+    ///
+    /// ```swift
+    /// var body: RequestBody? {
+    ///     .multipart { form in
+    ///         form.append(jpeg, name: "image", fileName: "image.jpg", mimeType: "image/jpeg")
+    ///     }
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - boundary: the boundary; random by default.
+    ///   - build: appends the parts.
+    public static func multipart(boundary: String? = nil, _ build: (inout MultipartFormData) -> Void) -> RequestBody {
+        var form = MultipartFormData(boundary: boundary)
+        build(&form)
+        return .multipart(form)
+    }
+
+    /// The bytes sent, in memory. A file is read whole and a multipart form assembled in memory for
+    /// this (empty when that fails); a send never does that, it streams large bodies from disk.
     public var data: Data {
         switch self {
         case .data(let data, _): data
         case .text(let text, _): Data(text.utf8)
         case .json(let json): json.serialized()
+        case .file(let url, _): (try? Data(contentsOf: url)) ?? Data()
+        case .multipart(let form): form.assembledInMemory()
         }
     }
 
     /// The `Content-Type` sent (a request's own ``Request/headers`` may override it).
     public var contentType: String {
         switch self {
-        case .data(_, let type), .text(_, let type): type
+        case .data(_, let type), .text(_, let type), .file(_, let type): type
         case .json: "application/json"
+        case .multipart(let form): form.contentType
         }
     }
 }

@@ -16,8 +16,10 @@ public struct Response<R: Request>: Sendable {
     public let request: R
     /// The HTTP response.
     public let httpResponse: HTTPURLResponse
-    /// The body, as received.
+    /// The body, as received; empty for a download (see ``fileURL``).
     public let data: Data
+    /// For a ``DownloadRequest``, the downloaded file (its destination); otherwise `nil`.
+    public let fileURL: URL?
     /// The body decoded once, before delivery; `.null` for an empty body or a `.data` request.
     public let json: JSON
     /// Where the response came from.
@@ -39,10 +41,11 @@ public struct Response<R: Request>: Sendable {
     }
 
     /// Creates a response (for tests and custom transports).
-    public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing) {
+    public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing, fileURL: URL? = nil) {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
+        self.fileURL = fileURL
         self.json = json
         self.source = source
         self.timing = timing

@@ -9,6 +9,20 @@ extension Dispatcher {
     /// Observers of `R` get the send's events as with ``send(_:completion:)``.
     /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
     public func response<R: Request>(for request: R) async throws(NetworkError) -> Response<R> {
+        try await response(for: request, progress: nil)
+    }
+
+    /// Sends `request`, reports its progress, and waits for its result (an upload or a download).
+    ///
+    /// ```swift
+    /// let response = try await Dispatcher.shared.response(for: Download("/big.bin", to: folder)) { progress in
+    ///     print(progress.fractionReceived ?? 0)
+    /// }
+    /// ```
+    /// - Parameter progress: called as bytes move, on the transport's queue (not the callback queue),
+    ///   never after the result; the counts only grow.
+    /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
+    public func response<R: Request>(for request: R, progress: (@Sendable (TransferProgress) -> Void)?) async throws(NetworkError) -> Response<R> {
         // A task cancelled before it asks sends nothing at all.
         if Task.isCancelled { throw .cancelled }
         let link = CancellationLink()
@@ -16,7 +30,7 @@ extension Dispatcher {
             // Unsafe rather than checked (which allocates and checks on every resume): the completion
             // runs exactly once per send, what `RequestOperation` guarantees and the tests check.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>) in
-                let handle = send(request, completionQueue: .immediate) { continuation.resume(returning: $0) }
+                let handle = send(request, completionQueue: .immediate, progress: progress) { continuation.resume(returning: $0) }
                 link.attach(handle)
             }
         } onCancel: {

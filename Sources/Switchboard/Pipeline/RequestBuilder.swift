@@ -14,7 +14,7 @@ enum RequestBuilder {
     /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
     static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
-        try adapt(prepare(request, configuration: configuration), for: request, configuration: configuration)
+        try adapt(prepare(request, body: request.body, configuration: configuration), for: request, configuration: configuration)
     }
 
     /// The request before the adapters: built once per send.
@@ -22,13 +22,19 @@ enum RequestBuilder {
         let urlRequest: URLRequest
         /// Whether it came from `makeURLRequest` (then it still needs the final check).
         let isCustom: Bool
+        /// The body, when it is not the URLRequest's `httpBody`: a file (given, or a multipart form
+        /// assembled on disk).
+        var body: TransferBody?
+        /// An assembled multipart body's temporary file, kept until the send is done with it.
+        var temporaryFile: TemporaryFile?
     }
 
     /// Builds everything but the adapters (once per send).
-    static func prepare<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> Prepared {
+    /// - Parameter body: the request's ``Request/body``, read once by the caller.
+    static func prepare<R: Request>(_ request: R, body: RequestBody?, configuration: Configuration) throws(NetworkError) -> Prepared {
         let (base, join) = try baseURL(of: request, configuration: configuration)
         if let custom = try custom(request, base: base) { return Prepared(urlRequest: custom, isCustom: true) }
-        return Prepared(urlRequest: try standard(request, base: base, join: join, configuration: configuration), isCustom: false)
+        return try standard(request, body: body, base: base, join: join, configuration: configuration)
     }
 
     /// Runs the request adapters on `prepared` (again for every attempt, so an adapter can put a fresh
@@ -79,7 +85,7 @@ enum RequestBuilder {
         }
     }
 
-    private static func standard<R: Request>(_ request: R, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError) -> URLRequest {
+    private static func standard<R: Request>(_ request: R, body raw: RequestBody?, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError) -> Prepared {
         guard request.method.isToken else {
             throw .invalidRequest(reason: "method \(request.method.rawValue.debugDescription) is not an HTTP token")
         }
@@ -87,19 +93,32 @@ enum RequestBuilder {
         var url = try URLResolver.resolve(path: request.path, base: base, join: join)
         var body: Data?
         var contentType: String?
-        if let raw = request.body {
-            (body, contentType) = (raw.data, raw.contentType)
+        var form: MultipartFormData?
+        var file: URL?
+        switch raw {
+        case .multipart(let given)?:
+            (form, contentType) = (given, given.contentType)
+        case .file(let url, let type)?:
+            _ = try MultipartEncoder.regularFileSize(url, label: "the body")
+            (file, contentType) = (url, type)
+        case let other?:
+            (body, contentType) = (other.data, other.contentType)
+        case nil:
+            break
         }
         if let parameters = request.parameters {
             let encoding = request.parameterEncoding
-                ?? (request.method.encodesParametersInQuery || request.body != nil ? .query : configuration.bodyEncoding)
-            if encoding != .query, request.body != nil {
-                throw .invalidRequest(reason: "\(R.self) has a body and parameters encoded as \(encoding); with a body, parameters go in the query")
+                ?? (form != nil ? .form : request.method.encodesParametersInQuery || raw != nil ? .query : configuration.bodyEncoding)
+            // With a body, parameters go in the query; with a multipart body, they may be its fields.
+            if raw != nil, encoding == .json || (encoding == .form && form == nil) {
+                throw .invalidRequest(reason: "\(R.self) has a body and parameters encoded as \(encoding); with a body, parameters go in the query (or, for a multipart body, in the form)")
             }
             switch encoding {
             case .query:
                 let query = try formEncoded(parameters)
                 if !query.isEmpty { url = URLEncodedForm.appendingQuery(query, to: url) }
+            case .form where form != nil:
+                form = form?.withFields(from: parameters)
             case .form:
                 body = Data(try formEncoded(parameters).utf8)
                 contentType = "application/x-www-form-urlencoded; charset=utf-8"
@@ -107,6 +126,19 @@ enum RequestBuilder {
                 body = parameters.serialized()
                 contentType = "application/json"
             }
+        }
+        var transferBody: TransferBody?
+        var temporaryFile: TemporaryFile?
+        if let form {
+            let encoded = try MultipartEncoder(
+                form: form, memoryThreshold: configuration.multipartMemoryThreshold, temporaryDirectory: configuration.temporaryDirectory
+            ).encode()
+            switch encoded.body {
+            case .data(let data): body = data
+            default: (transferBody, temporaryFile) = (encoded.body, encoded.temporaryFile)
+            }
+        } else if let file {
+            transferBody = .file(file)
         }
         let filters = isAbsolute ? [] : configuration.urlFilters + request.pipeline.urlFilters
         if !filters.isEmpty {
@@ -140,7 +172,7 @@ enum RequestBuilder {
         // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
         // fields are checked above and their names unique (case-insensitively).
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
-        return urlRequest
+        return Prepared(urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile)
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

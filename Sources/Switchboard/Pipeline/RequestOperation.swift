@@ -89,6 +89,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let interceptors: [any RequestInterceptor]
     /// The deadline of each attempt, in seconds (the request's, read once: no user code under the lock).
     private let timeout: TimeInterval
+    /// The send's own progress closure, called on the completion queue.
+    private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    /// For a ``DownloadRequest``: where the file goes and whether it resumes (read once).
+    private let download: (destination: URL, resumes: Bool)?
 
     init(
         id: UInt64,
@@ -96,9 +100,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
         configuration: Configuration,
         registry: ObserverRegistry,
         completionQueue: CallbackQueue,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?,
         onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
+        progressHandler = progress
+        download = (request as? any DownloadRequest).map { ($0.destination, $0.resumes) }
         self.id = id
         self.request = request
         self.configuration = configuration
@@ -124,9 +131,20 @@ final class RequestOperation<R: Request>: InFlightOperation {
         registry.post(RequestEvent<R>(.started(request), sendID: id))
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
+        let body = request.body
+        if case .multipart(let form)? = body, form.mayBeSlowToAssemble {
+            // Files or streams to read, maybe a temporary file to write: not on the sender's thread
+            // (the main thread, often). A cancel meanwhile is taken when the attempt starts.
+            DispatchQueue.global().async { [self] in prepareAndAttempt(body, on: transport) }
+        } else {
+            prepareAndAttempt(body, on: transport)
+        }
+    }
+
+    private func prepareAndAttempt(_ body: RequestBody?, on transport: any Transport) {
         let prepared: RequestBuilder.Prepared
         do {
-            prepared = try RequestBuilder.prepare(request, configuration: configuration)
+            prepared = try RequestBuilder.prepare(request, body: body, configuration: configuration)
         } catch {
             finish(.failure(error))
             return
@@ -174,7 +192,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 _ = takePendingCancel()
                 return
             }
-            transfer(number, urlRequest, on: transport)
+            transfer(number, urlRequest, prepared, on: transport)
         } else {
             intercept(number, urlRequest, prepared: prepared, on: transport, deadline: deadline)
         }
@@ -247,7 +265,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
             switch stopped {
             case .none: return
-            case .some(nil): transfer(number, adapted, on: transport)
+            case .some(nil): transfer(number, adapted, prepared, on: transport)
             case .some(.some(let reason)): decide(.failure(reason), attempt: number)
             }
         }
@@ -266,7 +284,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// Starts attempt `number`'s transfer; the state is `starting`.
-    private func transfer(_ number: Int, _ urlRequest: URLRequest, on transport: any Transport) {
+    private func transfer(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
         if let context = monitors.context {
             context.record(urlRequest)
             monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
@@ -281,10 +299,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
             redirects: configuration.redirects
         )
         let progress: (@Sendable (TransferProgress) -> Void)?
-        if request.reportsProgress {
-            progress = { [weak self, registry, request, id] value in
+        if request.reportsProgress || progressHandler != nil {
+            let toObservers = request.reportsProgress
+            progress = { [weak self, registry, request, id, progressHandler, completionQueue] value in
                 guard let self, self.isTransferring(attempt: number) else { return }
-                registry.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number))
+                if toObservers { registry.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number)) }
+                // Queued before the terminal event, which comes from this queue later: never after it.
+                if let progressHandler { completionQueue.run { progressHandler(value) } }
             }
         } else {
             progress = nil
@@ -292,7 +313,15 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let callbacks = TransferCallbacks(progress: progress) { [self] result in
             transferEnded(result, attempt: number)
         }
-        let task = transport.perform(TransportRequest(urlRequest), options: options, callbacks: callbacks)
+        let task: any TransportTask
+        if let download {
+            task = DownloadTransfer.perform(
+                urlRequest, body: prepared.body, destination: download.destination, resumes: download.resumes,
+                directory: configuration.partialDownloadsDirectory, transport: transport, options: options, callbacks: callbacks
+            )
+        } else {
+            task = transport.perform(TransportRequest(urlRequest, body: prepared.body), options: options, callbacks: callbacks)
+        }
         let (keep, stopping) = state.withLock { state -> (keep: Bool, stopping: Bool) in
             switch state.phase {
             case .starting(let attempt) where attempt == number:
@@ -595,8 +624,14 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Runs the hooks and delivers the one terminal event; the state is already `finished`.
     private func complete(_ result: Result<Response<R>, NetworkError>) {
-        // The state is final: the count of transfers started no longer changes.
-        let attempts = state.withLock { $0.transfers }
+        // The state is final: the count of transfers started no longer changes. What the attempts
+        // sent is no longer needed (a handle may outlive the send; an assembled body's temporary
+        // file goes now); it is released outside the lock.
+        let (attempts, route) = state.withLock { state in
+            defer { state.route = nil }
+            return (state.transfers, state.route)
+        }
+        route?.prepared.temporaryFile?.remove()
         var final = result.failure?.isCancelled == true ? result : applyHooks(to: result)
         if case .success(var response) = final {
             response.attempts = attempts

@@ -36,7 +36,7 @@ enum ResponseValidator {
         if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
             return .failure(.jsonShape(mismatch))
         }
-        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing))
+        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing, fileURL: transport.fileURL))
     }
 
     /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines

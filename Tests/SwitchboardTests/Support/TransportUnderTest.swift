@@ -47,6 +47,12 @@ enum TransportUnderTest: String, CaseIterable, Sendable {
             case .abort(let sending, let declared):
                 fields["Content-Length"] = "\(declared)"
                 body = sending
+            case .generated(let length, let abortAfter, let fill):
+                // Made whole (the tests' resources are small); a cut stands as a short body.
+                var data = Data(count: min(length, abortAfter ?? length))
+                data.withUnsafeMutableBytes { fill(0, $0) }
+                fields["Content-Length"] = "\(length)"
+                body = data
             default:
                 return .failure(.transport(URLError(.networkConnectionLost)))
             }

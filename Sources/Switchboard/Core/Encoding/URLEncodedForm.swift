@@ -27,11 +27,25 @@ public enum URLEncodedForm {
         guard case .object(let members) = parameters else {
             throw .topLevelNotObject
         }
-        var pairs: [String] = []
+        var pairs: [(name: String, value: String)] = []
         for key in members.keys.sorted() {
-            appendPairs(name: escape(key), value: members[key] ?? .null, to: &pairs)
+            appendPairs(name: escape(key), value: members[key] ?? .null, escape: escape, to: &pairs)
         }
-        return pairs.joined(separator: "&")
+        return pairs.map { $0.name + "=" + $0.value }.joined(separator: "&")
+    }
+
+    /// The name/value pairs of an object of parameters, unescaped, in the order and with the bracket
+    /// names of ``encode(_:)`` (`a[b]`, `a[]`): the fields of a multipart form.
+    /// - Throws: ``ParameterEncodingError/topLevelNotObject`` when `parameters` is not an object.
+    static func fields(_ parameters: JSON) throws(ParameterEncodingError) -> [(name: String, value: String)] {
+        guard case .object(let members) = parameters else {
+            throw .topLevelNotObject
+        }
+        var pairs: [(name: String, value: String)] = []
+        for key in members.keys.sorted() {
+            appendPairs(name: key, value: members[key] ?? .null, escape: { $0 }, to: &pairs)
+        }
+        return pairs
     }
 
     /// Appends already encoded query text to a URL's query, keeping its path and fragment.
@@ -83,27 +97,28 @@ public enum URLEncodedForm {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// Recursively appends the pairs for `value` under the already escaped `name`.
-    private static func appendPairs(name: String, value: JSON, to pairs: inout [String]) {
+    /// Recursively appends the pairs for `value` under the already escaped `name`, escaping keys and
+    /// values with `escape`.
+    private static func appendPairs(name: String, value: JSON, escape: (String) -> String, to pairs: inout [(name: String, value: String)]) {
         switch value {
         case .object(let members):
             for key in members.keys.sorted() {
-                appendPairs(name: name + "[" + escape(key) + "]", value: members[key] ?? .null, to: &pairs)
+                appendPairs(name: name + "[" + escape(key) + "]", value: members[key] ?? .null, escape: escape, to: &pairs)
             }
         case .array(let elements):
             for element in elements {
-                appendPairs(name: name + "[]", value: element, to: &pairs)
+                appendPairs(name: name + "[]", value: element, escape: escape, to: &pairs)
             }
         case .null:
-            pairs.append(name + "=")
+            pairs.append((name, ""))
         case .bool(let flag):
-            pairs.append(name + (flag ? "=true" : "=false"))
+            pairs.append((name, flag ? "true" : "false"))
         case .integer(let number):
-            pairs.append(name + "=" + String(number))
+            pairs.append((name, String(number)))
         case .double(let number):
-            pairs.append(name + "=" + escape(formatted(number)))
+            pairs.append((name, escape(formatted(number))))
         case .string(let text):
-            pairs.append(name + "=" + escape(text))
+            pairs.append((name, escape(text)))
         }
     }
 
