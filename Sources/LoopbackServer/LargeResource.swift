@@ -18,6 +18,7 @@ public final class LargeResource: Sendable {
         var ignoresRanges = false
         var sendsETag = true
         var sendsLastModified = true
+        var pause: TimeInterval = 0
         var requests: [(range: String?, ifRange: String?)] = []
         var patterns: [Int: [UInt8]] = [:]
     }
@@ -44,6 +45,12 @@ public final class LargeResource: Sendable {
     public var ignoresRanges: Bool {
         get { state.withLock { $0.ignoresRanges } }
         set { state.withLock { $0.ignoresRanges = newValue } }
+    }
+
+    /// A pause before each piece of 256 KiB is sent: a slow server, for pausing a download midway.
+    public var pausePerPiece: TimeInterval {
+        get { state.withLock { $0.pause } }
+        set { state.withLock { $0.pause = newValue } }
     }
 
     /// Which validators are sent: `ETag`, `Last-Modified`, both (default) or neither.
@@ -94,9 +101,9 @@ public final class LargeResource: Sendable {
     /// The answer to `request`.
     public func respond(to request: ServerRequest) -> ServerResponse {
         let rangeHeader = request.header("Range"), ifRange = request.header("If-Range")
-        let (version, abortAt, ignoresRanges, sendsETag, sendsLastModified) = state.withLock { state in
+        let (version, abortAt, ignoresRanges, sendsETag, sendsLastModified, pause) = state.withLock { state in
             state.requests.append((rangeHeader, ifRange))
-            return (state.version, state.abortAt, state.ignoresRanges, state.sendsETag, state.sendsLastModified)
+            return (state.version, state.abortAt, state.ignoresRanges, state.sendsETag, state.sendsLastModified, state.pause)
         }
         let etag = "\"v\(version)-\(length)\"", modified = Self.httpDate(version)
         var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes")]
@@ -118,6 +125,7 @@ public final class LargeResource: Sendable {
         }
         let pattern = self.pattern(version), first = start
         return ServerResponse(status: status, headers: headers, body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
+            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
             Self.fill(pattern, from: first + offset, into: buffer)
         })
     }

@@ -4,27 +4,33 @@ import Foundation
 /// partial file and a small JSON record beside it (the URL and destination it belongs to, and the
 /// server's validator). Both are named by a stable hash of the URL and the destination, with the home
 /// directory written as `~`, so the names survive an app relaunch that moves its container.
-struct PartialDownload: Sendable {
+package struct PartialDownload: Sendable {
     /// What is stored beside the partial file.
-    struct Record: Codable, Equatable {
+    package struct Record: Codable, Equatable {
         /// The URL and destination this belongs to (compared on read: a hash collision is a miss).
-        var key: String
+        package var key: String
         /// The `ETag` (preferred) or `Last-Modified` the bytes were sent with: `If-Range` on resume.
-        var validator: String
+        package var validator: String
         /// The whole file's size, when the server said.
-        var totalLength: Int64?
+        package var totalLength: Int64?
+
+        package init(key: String, validator: String, totalLength: Int64?) {
+            self.key = key
+            self.validator = validator
+            self.totalLength = totalLength
+        }
     }
 
-    let key: String
+    package let key: String
     /// The partial file.
-    let file: URL
+    package let file: URL
     /// The record.
     let recordFile: URL
     /// The final file.
     let destination: URL
 
     /// The partial download of `url` into `destination` (a directory gets the URL's last path component).
-    init(url: URL, destination: URL, directory: URL) {
+    package init(url: URL, destination: URL, directory: URL) {
         var destination = destination.standardizedFileURL
         var isDirectory: ObjCBool = false
         if destination.hasDirectoryPath || (FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory) && isDirectory.boolValue) {
@@ -39,7 +45,7 @@ struct PartialDownload: Sendable {
     }
 
     /// `path` with the home directory as `~`.
-    static func portablePath(_ path: String) -> String {
+    package static func portablePath(_ path: String) -> String {
         let home = NSHomeDirectory()
         guard !home.isEmpty, home != "/", path.hasPrefix(home + "/") else { return path }
         return "~" + path.dropFirst(home.count)
@@ -60,7 +66,7 @@ struct PartialDownload: Sendable {
     }
 
     /// Stores the record (before the body's bytes are written, so they never lack one).
-    func save(_ record: Record) throws {
+    package func save(_ record: Record) throws {
         try FileManager.default.createDirectory(at: recordFile.deletingLastPathComponent(), withIntermediateDirectories: true)
         try JSONEncoder().encode(record).write(to: recordFile, options: .atomic)
     }

@@ -1,0 +1,292 @@
+import Foundation
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// Downloads to a file: progress, resuming with `Range`/`If-Range` after an abort, a changed file, a
+/// server that ignores ranges, 416, pause and resume, and the partial files left (none after success).
+@Suite(timeLimit(minutes: 2)) struct DownloadTests {
+    /// A fresh folder for destinations and one for partial downloads.
+    struct Folders {
+        let root: URL
+        var files: URL { root.appendingPathComponent("files", isDirectory: true) }
+        var partials: URL { root.appendingPathComponent("partials", isDirectory: true) }
+
+        init() throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-download-tests-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("files"), withIntermediateDirectories: true)
+        }
+
+        func partialFiles() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []).sorted() }
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    static func client(_ server: LoopbackServer, _ folders: Folders, _ configure: (inout Configuration) -> Void = { _ in }) -> Dispatcher {
+        makeClient(server) {
+            $0.partialDownloadsDirectory = folders.partials
+            configure(&$0)
+        }
+    }
+
+    static func checksum(of url: URL) throws -> String { Checksum.of(try Data(contentsOf: url)) }
+
+    @Test func aDownloadGoesToItsFileWithProgressThatEndsAtTheTotal() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 3 << 20)
+            server.serve(file, at: "/files/big.bin")
+            let progress = Locked([TransferProgress]())
+            let destination = folders.files.appendingPathComponent("big.bin")
+            let response = try await Self.client(server, folders).response(for: Download("/files/big.bin", to: destination)) { value in
+                progress.withLock { $0.append(value) }
+            }
+            #expect(response.fileURL == destination.standardizedFileURL)
+            #expect(response.data.isEmpty && response.statusCode == 200)
+            #expect(try Self.checksum(of: destination) == file.checksum())
+            #expect(folders.partialFiles().isEmpty, "nothing left behind")
+            let received = progress.withLock { $0 }.map(\.bytesReceived)
+            #expect(received == received.sorted(), "monotonic")
+            #expect(received.last == Int64(file.length))
+            #expect(progress.withLock { $0 }.last?.expectedBytesToReceive == Int64(file.length))
+        }
+    }
+
+    @Test func aDirectoryDestinationTakesTheURLsLastPathComponent() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 100_000)
+            server.serve(file, at: "/files/report.pdf")
+            let response = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: folders.files))
+            #expect(response.fileURL?.lastPathComponent == "report.pdf")
+            #expect(try Self.checksum(of: folders.files.appendingPathComponent("report.pdf")) == file.checksum())
+            // An existing file is replaced.
+            file.version = 2
+            _ = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: folders.files))
+            #expect(try Self.checksum(of: folders.files.appendingPathComponent("report.pdf")) == file.checksum())
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func aDownloadCutOffMidBodyResumesToAByteIdenticalFile(_ etag: Bool) async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 4 << 20)
+            file.sendValidators(etag: etag, lastModified: true)
+            server.serve(file, at: "/files/big.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("big.bin")
+            file.abort(atOffset: 1_500_000)
+            let first = await client.result(Download("/files/big.bin", to: destination)).failure
+            #expect(first?.isTransport == true, "\(String(describing: first))")
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            #expect(folders.partialFiles().count == 2, "the partial file and its record stay: \(folders.partialFiles())")
+
+            let response = try await client.response(for: Download("/files/big.bin", to: destination))
+            #expect(response.statusCode == 206)
+            let resumed = file.requests.last
+            #expect(resumed?.range == "bytes=1500000-")
+            #expect(resumed?.ifRange == (etag ? file.etag : file.lastModified))
+            #expect(try Self.checksum(of: destination) == file.checksum())
+            #expect(folders.partialFiles().isEmpty)
+        }
+    }
+
+    @Test func aFileThatChangedMeanwhileIsDownloadedAgainFromTheStart() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 2 << 20)
+            server.serve(file, at: "/files/big.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("big.bin")
+            file.abort(atOffset: 700_000)
+            _ = await client.result(Download("/files/big.bin", to: destination))
+            file.version = 2  // new bytes, new validators: If-Range no longer matches, so a 200 comes
+            let response = try await client.response(for: Download("/files/big.bin", to: destination))
+            #expect(response.statusCode == 200)
+            #expect(file.requests.last?.range == "bytes=700000-")
+            #expect(try Self.checksum(of: destination) == file.checksum())
+        }
+    }
+
+    @Test func aServerThatIgnoresTheRangeIsWrittenFromTheStart() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 2 << 20)
+            server.serve(file, at: "/files/big.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("big.bin")
+            file.abort(atOffset: 900_000)
+            _ = await client.result(Download("/files/big.bin", to: destination))
+            file.ignoresRanges = true
+            let progress = Locked([Int64]())
+            let response = try await client.response(for: Download("/files/big.bin", to: destination)) { value in
+                progress.withLock { $0.append(value.bytesReceived) }
+            }
+            #expect(response.statusCode == 200)
+            #expect(try Self.checksum(of: destination) == file.checksum())
+            let received = progress.withLock { $0 }
+            #expect(received == received.sorted() && received.last == Int64(file.length))
+        }
+    }
+
+    @Test func withoutAValidatorNothingIsKeptToResumeFrom() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 1 << 20)
+            file.sendValidators(etag: false, lastModified: false)
+            server.serve(file, at: "/files/plain.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("plain.bin")
+            file.abort(atOffset: 300_000)
+            _ = await client.result(Download("/files/plain.bin", to: destination))
+            #expect(folders.partialFiles().isEmpty, "bytes without a validator can't be resumed safely")
+            _ = try await client.response(for: Download("/files/plain.bin", to: destination))
+            #expect(file.requests.last?.range == nil)
+            #expect(try Self.checksum(of: destination) == file.checksum())
+        }
+    }
+
+    /// Plants a partial file and its record as an earlier run would have left them.
+    static func plant(_ bytes: Data, for url: URL, destination: URL, validator: String, total: Int64?, in directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let partial = PartialDownload(url: url, destination: destination, directory: directory)
+        try bytes.write(to: partial.file)
+        try partial.save(PartialDownload.Record(key: partial.key, validator: validator, totalLength: total))
+    }
+
+    @Test func a416ForAFileAlreadyWholeCompletesItAndAnyOther416StartsOver() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 500_000)
+            server.serve(file, at: "/files/f.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("f.bin")
+            let url = server.url("/files/f.bin")
+            // The whole file is already there (cut off after its last byte): the 416 says so.
+            try Self.plant(file.bytes(0..<file.length), for: url, destination: destination, validator: file.etag, total: nil, in: folders.partials)
+            let whole = try await client.response(for: Download("/files/f.bin", to: destination))
+            #expect(whole.statusCode == 200)
+            #expect(file.requests.last?.range == "bytes=500000-")
+            #expect(try Self.checksum(of: destination) == file.checksum())
+            #expect(folders.partialFiles().isEmpty)
+
+            // A partial file longer than the file: 416, then a clean start.
+            try Self.plant(Data(count: 600_000), for: url, destination: destination, validator: file.etag, total: nil, in: folders.partials)
+            let again = try await client.response(for: Download("/files/f.bin", to: destination))
+            #expect(again.statusCode == 200)
+            #expect(file.requests.suffix(2).map(\.range) == ["bytes=600000-", nil])
+            #expect(try Self.checksum(of: destination) == file.checksum())
+        }
+    }
+
+    @Test func aFailureStatusFailsWithoutTouchingTheDestination() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let destination = folders.files.appendingPathComponent("missing.bin")
+            let error = await Self.client(server, folders).result(Download("/status/404", to: destination)).failure
+            #expect(error?.statusCode == 404, "\(String(describing: error))")
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            #expect(folders.partialFiles().isEmpty)
+        }
+    }
+
+    @Test func twoDownloadsToOneDestinationDoNotRunAtOnce() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 2 << 20)
+            file.pausePerPiece = 0.05
+            server.serve(file, at: "/files/slow.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("slow.bin")
+            async let first = client.result(Download("/files/slow.bin", to: destination))
+            #expect(await eventually(timeout: 20) { file.requests.count == 1 })
+            let second = await client.result(Download("/files/slow.bin", to: destination)).failure
+            #expect(second?.invalidReason?.contains("already running") == true, "\(String(describing: second))")
+            let firstResult = await first
+            #expect((try? firstResult.get())?.fileURL != nil, "\(firstResult)")
+            #expect((try? Self.checksum(of: destination)) == file.checksum())
+        }
+    }
+
+    @Test func pauseKeepsWhatArrivedAndResumeAsksForTheRest() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 4 << 20)
+            file.pausePerPiece = 0.02
+            server.serve(file, at: "/files/slow.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("slow.bin")
+            let received = Locked([Int64]())
+            let outcome = Locked<Result<Response<Download>, NetworkError>?>(nil)
+            let completions = Locked(0)
+            let handle = client.download(Download("/files/slow.bin", to: destination), progress: { value in
+                received.withLock { $0.append(value.bytesReceived) }
+            }) { result in
+                completions.withLock { $0 += 1 }
+                outcome.withLock { $0 = result }
+            }
+            #expect(await eventually(timeout: 20) { received.withLock { $0.last ?? 0 } > 1 << 20 })
+            handle.pause()
+            #expect(handle.isPaused)
+            #expect(await eventually(timeout: 20) { folders.partialFiles().count == 2 })
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(completions.withLock { $0 } == 0, "a pause is not the end")
+            let firstSend = handle.currentSendID
+            handle.resume()
+            #expect(await eventually(timeout: 60) { outcome.withLock { $0 } != nil })
+            #expect(handle.isFinished && completions.withLock { $0 } == 1)
+            #expect(handle.currentSendID != firstSend)
+            let resumedFrom = file.requests.last?.range
+            #expect(resumedFrom?.hasPrefix("bytes=") == true && resumedFrom != "bytes=0-", "\(String(describing: resumedFrom))")
+            #expect(try Self.checksum(of: destination) == file.checksum())
+            let values = received.withLock { $0 }
+            #expect(values == values.sorted(), "monotonic across the pause")
+            #expect(values.last == Int64(file.length))
+        }
+    }
+
+    @Test func cancelEndsTheDownloadOnceAndKeepsThePartialFile() async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 4 << 20)
+            file.pausePerPiece = 0.02
+            server.serve(file, at: "/files/slow.bin")
+            let client = Self.client(server, folders)
+            let destination = folders.files.appendingPathComponent("slow.bin")
+            let outcomes = Locked([NetworkError?]())
+            let received = Locked(Int64(0))
+            let handle = client.download(Download("/files/slow.bin", to: destination), progress: { value in
+                received.withLock { $0 = value.bytesReceived }
+            }) { result in outcomes.withLock { $0.append(result.failure) } }
+            #expect(await eventually(timeout: 20) { received.withLock { $0 } > 500_000 })
+            handle.cancel()
+            handle.cancel()
+            handle.resume()  // nothing: it ended
+            #expect(await eventually(timeout: 20) { outcomes.withLock { $0.count } == 1 })
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(outcomes.withLock { $0.count } == 1)
+            #expect(outcomes.withLock { $0.first??.isCancelled } == true)
+            #expect(folders.partialFiles().count == 2, "a later download resumes from it")
+        }
+    }
+
+    @Test func thePartialFilesAreNamedWithoutTheHomeDirectory() {
+        let home = NSHomeDirectory()
+        #expect(PartialDownload.portablePath(home + "/Documents/a.bin") == "~/Documents/a.bin")
+        #expect(PartialDownload.portablePath("/var/data/a.bin") == "/var/data/a.bin")
+        let one = PartialDownload(url: URL(string: "https://h/a.bin")!, destination: URL(fileURLWithPath: home + "/Documents/a.bin"), directory: URL(fileURLWithPath: "/p"))
+        #expect(one.key == "https://h/a.bin\n~/Documents/a.bin")
+        #expect(one.file.lastPathComponent.count == 32 + ".partial".count)
+    }
+}
