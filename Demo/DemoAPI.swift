@@ -98,3 +98,25 @@ struct FlakyFeed: Request {
         RequestPipeline { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.05, maximumDelay: 0.2) }
     }
 }
+
+/// YTKNetwork's `UploadImageApi`: one JPEG in a multipart body (`constructingBodyBlock`), and a reply
+/// that must carry an `imageId` string (`jsonValidator`).
+struct UploadImage: Request {
+    let jpeg: Data
+    var method: HTTPMethod { .post }
+    var path: String { "/iphone/image/upload" }
+    var body: RequestBody? {
+        .multipart { form in
+            form.append(jpeg, name: "image", fileName: "image.jpg", mimeType: "image/jpeg")
+        }
+    }
+    var validation: Validation { .default.requiring(["imageId": .string]) }
+    var reportsProgress: Bool { true }
+}
+
+/// Small stand-ins for photos: the leading bytes of each format, then filler.
+enum SampleImages {
+    static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10]) + Data("JFIF".utf8) + Data(repeating: 0x42, count: 40_000)
+    static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0x17, count: 25_000)
+    static let gif = Data("GIF89a".utf8) + Data(repeating: 0x01, count: 9_000)
+}

@@ -3,7 +3,8 @@ import Foundation
 extension LoopbackServer {
     /// Installs the demo app API (from the YTKNetwork/AFNetworking tutorials the demo replays):
     /// `GET /users/:id`, `POST /register`, `GET /images/:id`, `GET`/`POST /api.php`, `POST /events`, `POST /iphone/image/upload`
-    /// and `POST /upload/images`. ``standard(port:)`` calls this for you.
+    /// `POST /upload/images`, `GET /files/demo.bin` (8 MiB, with ranges) and `POST /files/demo.bin/cut?at=N`
+    /// (its next response stops at byte N). ``standard(port:)`` calls this for you.
     public func installDemoRoutes() {
         route("GET", "/users/:id", DemoRoutes.user)
         route("POST", "/register", DemoRoutes.register)
@@ -18,6 +19,16 @@ extension LoopbackServer {
                 ? .json(["name": "Ada", "id": "1"]) : .json(["error": "token expired"], status: 401)
         }
         route("POST", "/auth/refresh") { _ in .json(["token": "fresh-token"]) }
+        // An 8 MiB file served a little slowly (a progress bar has something to show), and a way to
+        // cut its next response off midway, for the demo's resumed download.
+        let file = LargeResource(length: 8 << 20)
+        file.pausePerPiece = 0.01
+        serve(file, at: "/files/demo.bin")
+        route("POST", "/files/demo.bin/cut") { request in
+            let offset = request.intQuery("at") ?? (3 << 20)
+            file.abort(atOffset: offset)
+            return .json(["cutAt": offset])
+        }
     }
 }
 

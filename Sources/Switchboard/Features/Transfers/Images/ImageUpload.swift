@@ -23,8 +23,8 @@ public struct ImageUpload: Request {
     public let compressionQuality: Double?
     public let method: HTTPMethod
     public let validation: Validation
-    /// The date in the file names.
-    public let date: Date
+    /// The date in the file names: when the upload was made, unless set.
+    public var date: Date
 
     /// Creates an upload.
     /// - Parameters:
