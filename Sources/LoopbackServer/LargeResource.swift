@@ -19,6 +19,7 @@ public final class LargeResource: Sendable {
         var sendsETag = true
         var sendsLastModified = true
         var pause: TimeInterval = 0
+        var holdAt: Int?
         var requests: [(range: String?, ifRange: String?)] = []
         var patterns: [Int: [UInt8]] = [:]
     }
@@ -61,6 +62,17 @@ public final class LargeResource: Sendable {
     /// The next response that reaches byte `offset` of the file closes the connection there (once).
     public func abort(atOffset offset: Int) {
         state.withLock { $0.abortAt = offset }
+    }
+
+    /// Responses stop before byte `offset` of the file (at a 256 KiB piece boundary) until
+    /// ``release()``, for at most 60 s: a transfer caught midway, whatever the load on the machine.
+    public func hold(atOffset offset: Int) {
+        state.withLock { $0.holdAt = offset }
+    }
+
+    /// Lets held responses go on.
+    public func release() {
+        state.withLock { $0.holdAt = nil }
     }
 
     /// The `Range` and `If-Range` headers of every request so far.
@@ -126,8 +138,16 @@ public final class LargeResource: Sendable {
         let pattern = self.pattern(version), first = start
         return ServerResponse(status: status, headers: headers, body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
             if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            self.waitWhileHeld(before: first + offset + buffer.count)
             Self.fill(pattern, from: first + offset, into: buffer)
         })
+    }
+
+    private func waitWhileHeld(before end: Int) {
+        let deadline = Date().addingTimeInterval(60)
+        while let hold = state.withLock({ $0.holdAt }), end > hold, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` (one range) within `length`; `nil` when unsatisfiable.

@@ -4,7 +4,8 @@ extension LoopbackServer {
     /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/drip`, `/abort`, `/close`,
     /// `/bytes/:n`, `/json/:kib`, `/small`, `/basic-auth/:user/:pass`, `/unauthorized-no-challenge`,
     /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/gzip`, `/empty`,
-    /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/set-cookie` and `/headers-size/:n`.
+    /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/set-cookie`, `/headers-size/:n`, `/large/:bytes`
+    /// (a ``LargeResource``) and the upload sinks `/upload/echo` and `/upload/sink` (an ``UploadDigest``).
     /// ``standard(port:)`` calls this for you.
     public func installStandardRoutes() {
         route(nil, "/echo", StandardRoutes.echo)
@@ -40,6 +41,18 @@ extension LoopbackServer {
         route(nil, "/set-cookie") { _ in
             ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
                            body: .data(Data(#"{"cookie":"session"}"#.utf8)))
+        }
+        // A file of any size (up to 64 GiB), made as it is sent, with ranges and validators.
+        let files = Locked([Int: LargeResource]())
+        route("GET", "/large/:bytes") { request in
+            let length = min(max(0, request.intParameter("bytes") ?? 0), 64 << 30)
+            let file = files.withLock { cache in
+                if let file = cache[length] { return file }
+                let file = LargeResource(length: length)
+                if cache.count < 16 { cache[length] = file }
+                return file
+            }
+            return file.respond(to: request)
         }
         // Uploads of any size: each part's name, file name, type, size and checksum (see UploadDigest).
         sink(nil, "/upload/echo") { _, digest in .json(digest.json) }

@@ -2,10 +2,19 @@ import Dispatch
 import Foundation
 import Switchboard
 
-/// `switchboard-probe <url> [timeout]`: sends one GET with a `Dispatcher` and prints its outcome, one
-/// line: `succeeded <status>` or `failed <error>`. Exits 0 either way; a crash of the process is the
-/// outcome the fault suite runs it for: cases where the platform's URLSession kills the process that
-/// meets them (a status line, then close) are run here, in a child process, so the suite survives them.
+/// `switchboard-probe`: one transfer in a process of its own, its outcome printed on one line.
+///
+/// - `switchboard-probe <url> [timeout]`: one GET; prints `succeeded <status>` or `failed <error>`.
+///   A crash of the process is the outcome the fault suite runs it for: cases where the platform's
+///   URLSession kills the process that meets them (a status line, then close) run here, in a child
+///   process, so the suite survives them.
+/// - `switchboard-probe upload <url> <file>`: a multipart POST with the file as a part (from disk, as
+///   a large body is sent); prints `succeeded <status> <peak KiB> <reply>`.
+/// - `switchboard-probe download <url> <destination>`: a download to a file; prints
+///   `succeeded <status> <peak KiB> <bytes>`.
+///
+/// `<peak KiB>` is how far the process's resident memory rose above where it was before the transfer
+/// (Linux: the peak, `VmHWM`, reset first); -1 where that can't be read.
 
 struct Probe: Request {
     let url: String
@@ -16,20 +25,68 @@ struct Probe: Request {
     var validation: Validation { Validation(statusCodes: StatusCodes(100..<600)) }
 }
 
-let arguments = CommandLine.arguments.dropFirst()
-guard let url = arguments.first else {
-    FileHandle.standardError.write(Data("usage: switchboard-probe <url> [timeout seconds]\n".utf8))
+struct UploadProbe: Request {
+    let url: String
+    let file: URL
+    var method: HTTPMethod { .post }
+    var path: String { url }
+    var timeout: TimeInterval? { 600 }
+    var body: RequestBody? { .multipart { $0.append(fileAt: file, name: "file") } }
+}
+
+/// Resident memory: now, and the peak since the last reset (KiB, from /proc/self/status).
+enum Memory {
+    static func field(_ name: String) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix(name + ":") {
+            return Int(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+        }
+        return nil
+    }
+
+    /// Resets the peak to the current size (Linux 4.0+); returns the current size.
+    static func resetPeak() -> Int {
+        try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+        return field("VmRSS") ?? 0
+    }
+
+    static var peak: Int? { field("VmHWM") }
+}
+
+func run<R: Request>(_ request: R, describe: @escaping @Sendable (Response<R>, Int) -> String) -> Never {
+    let client = Dispatcher(configuration: Configuration {
+        $0.callbackQueue = .immediate
+        $0.partialDownloadsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-probe-\(getpid())")
+    })
+    let done = DispatchSemaphore(value: 0)
+    let before = Memory.resetPeak()
+    client.send(request) { result in
+        let growth = Memory.peak.map { max(0, $0 - before) } ?? -1
+        switch result {
+        case .success(let response): print(describe(response, growth))
+        case .failure(let error): print("failed \(error)")
+        }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "upload" where arguments.count == 3:
+    run(UploadProbe(url: arguments[1], file: URL(fileURLWithPath: arguments[2]))) { response, growth in
+        "succeeded \(response.statusCode) \(growth) \(String(decoding: response.data, as: UTF8.self))"
+    }
+case "download" where arguments.count == 3:
+    run(Download(arguments[1], to: URL(fileURLWithPath: arguments[2]))) { response, growth in
+        let size = (try? FileManager.default.attributesOfItem(atPath: response.fileURL?.path ?? "")[.size] as? NSNumber)?.intValue ?? -1
+        return "succeeded \(response.statusCode) \(growth) \(size)"
+    }
+case let url? where !["upload", "download"].contains(url):
+    let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
+    run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
+default:
+    FileHandle.standardError.write(Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination>\n".utf8))
     exit(2)
 }
-let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
-let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
-let done = DispatchSemaphore(value: 0)
-client.send(Probe(url: url, deadline: deadline)) { result in
-    switch result {
-    case .success(let response): print("succeeded \(response.statusCode)")
-    case .failure(let error): print("failed \(error)")
-    }
-    done.signal()
-}
-done.wait()
-exit(0)

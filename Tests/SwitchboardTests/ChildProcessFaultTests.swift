@@ -27,12 +27,17 @@ import Testing
 
     /// Runs the probe against `url`, off the cooperative pool, for at most `limit` seconds.
     static func runProbe(_ url: URL, deadline: TimeInterval = 3, limit: TimeInterval = 30) async throws -> Outcome {
+        try await runProbe(arguments: [url.absoluteString, "\(deadline)"], limit: limit)
+    }
+
+    /// Runs the probe with `arguments`, off the cooperative pool, for at most `limit` seconds.
+    static func runProbe(arguments: [String], limit: TimeInterval = 30) async throws -> Outcome {
         let probe = try #require(probe, "switchboard-probe is not built beside the tests")
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 let process = Process()
                 process.executableURL = probe
-                process.arguments = [url.absoluteString, "\(deadline)"]
+                process.arguments = arguments
                 var environment = ProcessInfo.processInfo.environment
                 environment["SWIFT_BACKTRACE"] = "enable=no"
                 process.environment = environment

@@ -298,19 +298,22 @@ final class RequestOperation<R: Request>: InFlightOperation {
             maximumResponseSize: configuration.maximumResponseSize,
             redirects: configuration.redirects
         )
-        let progress: (@Sendable (TransferProgress) -> Void)?
+        var progress: (@Sendable (TransferProgress) -> Void)?
+        var gate: ProgressGate?
         if request.reportsProgress || progressHandler != nil {
             let toObservers = request.reportsProgress
-            progress = { [weak self, registry, request, id, progressHandler, completionQueue] value in
+            let post: @Sendable (TransferProgress) -> Void = { [weak self, registry, request, id, progressHandler, completionQueue] value in
                 guard let self, self.isTransferring(attempt: number) else { return }
                 if toObservers { registry.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number)) }
                 // Queued before the terminal event, which comes from this queue later: never after it.
                 if let progressHandler { completionQueue.run { progressHandler(value) } }
             }
-        } else {
-            progress = nil
+            let admitting = ProgressGate(post)
+            (progress, gate) = ({ admitting.offer($0) }, admitting)
         }
-        let callbacks = TransferCallbacks(progress: progress) { [self] result in
+        let callbacks = TransferCallbacks(progress: progress) { [self, gate] result in
+            // The last value held back by the gate goes out before the result: progress ends at the total.
+            if case .success = result { gate?.flush() }
             transferEnded(result, attempt: number)
         }
         let task: any TransportTask
@@ -688,6 +691,38 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// A result as monitors see it, whatever the request type.
     private static func context(of result: Result<Response<R>, NetworkError>) -> Result<ResponseContext, NetworkError> {
         result.map { ResponseContext(request: $0.request, httpResponse: $0.httpResponse, data: $0.data, json: $0.json) }
+    }
+}
+
+/// Passes on at most one progress value per 16 ms (a screen frame), and always one that completes the
+/// body sent or received: a transport reports every 16 KiB chunk, 65,000 times a GiB. The last value
+/// held back is passed on by ``flush()`` when the transfer succeeds.
+private final class ProgressGate: Sendable {
+    private let state = Locked((last: UInt64(0), held: TransferProgress?.none))
+    private let post: @Sendable (TransferProgress) -> Void
+
+    init(_ post: @escaping @Sendable (TransferProgress) -> Void) {
+        self.post = post
+    }
+
+    func offer(_ progress: TransferProgress) {
+        let complete = progress.bytesReceived == progress.expectedBytesToReceive
+            || (progress.bytesReceived == 0 && progress.bytesSent == progress.expectedBytesToSend)
+        let now = DispatchTime.now().uptimeNanoseconds
+        let admitted = state.withLock { state -> Bool in
+            guard complete || now &- state.last >= 16_000_000 else {
+                state.held = progress
+                return false
+            }
+            state.last = now
+            state.held = nil
+            return true
+        }
+        if admitted { post(progress) }
+    }
+
+    func flush() {
+        if let held = state.withLock({ state in defer { state.held = nil }; return state.held }) { post(held) }
     }
 }
 

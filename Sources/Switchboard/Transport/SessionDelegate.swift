@@ -66,6 +66,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         transfers.withLock { $0[task.taskIdentifier] }
     }
 
+    /// Cancels `task` from another queue. `cancel()` waits for FoundationNetworking's own queue, which
+    /// may itself be waiting for room on the delegate queue (``DelegateQueue``); from the delegate
+    /// queue it would wait out that pause, so the delegate never calls it directly.
+    static func cancelSoon(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
+    }
+
     // MARK: Response and body
 
     func urlSession(
@@ -76,7 +83,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     ) {
         guard let state = state(for: dataTask), !state.isFinished else {
             completionHandler(.cancel)
-            dataTask.cancel()
+            Self.cancelSoon(dataTask)
             return
         }
         completionHandler(.allow)
@@ -96,7 +103,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         state.isProvisional = false
         if let failure = state.acceptHead(head) {
             state.failure = failure
-            dataTask.cancel()  // `.cancel` is ignored on Linux: the body would still arrive.
+            Self.cancelSoon(dataTask)  // `.cancel` is ignored on Linux: the body would still arrive.
         }
     }
 
@@ -104,7 +111,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = state(for: dataTask), !state.isFinished, state.failure == nil else { return }
         if let failure = state.receive(data) {
             state.failure = failure
-            dataTask.cancel()
+            Self.cancelSoon(dataTask)
             return
         }
         state.callbacks.progress?(state.progressSnapshot())
@@ -214,7 +221,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case .fail(let error):
             state.failure = error
             completionHandler(nil)
-            task.cancel()
+            Self.cancelSoon(task)
         case .follow(var next):
             state.redirectCount += 1
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none

@@ -70,9 +70,9 @@ final class TransferState: @unchecked Sendable {
         set { task.withLock { $0 = newValue } }
     }
 
-    /// Cancels the current task.
+    /// Cancels the current task (from another queue: see ``SessionDelegate/cancelSoon(_:)``).
     func cancelTask() {
-        currentTask?.cancel()
+        if let task = currentTask { SessionDelegate.cancelSoon(task) }
     }
 
     var isFinished: Bool { finished.isSet }

@@ -88,21 +88,28 @@ struct URLSessionTransportTask: TransportTask {
     }
 }
 
-/// The session's delegate queue: a serial OperationQueue whose block operations (every delegate
-/// callback FoundationNetworking makes) go straight to the transport's serial dispatch queue.
+/// The session's delegate queue: every delegate call runs on the transport's serial dispatch queue.
 ///
-/// FoundationNetworking wraps each callback in `delegateQueue.addOperation { … }`; through a plain
-/// OperationQueue that is a BlockOperation allocation and the queue's bookkeeping per callback, three
-/// callbacks per request. Going straight to the dispatch queue keeps them serial and in order, for less.
+/// It is also the only flow control FoundationNetworking leaves us. Each received chunk becomes an
+/// operation added here from FoundationNetworking's own queue, which is where libcurl reads the
+/// socket; nothing else slows the reading when the delegate is slower than the network (a file written
+/// slower than loopback delivers), so chunks would pile up in memory without bound. So when more than
+/// ``backlogLimit`` operations wait, adding one waits (up to 50 ms each time) for the delegate to catch
+/// up: libcurl stops reading and TCP slows the sender. The delegate queue itself never waits, and
+/// the delegate never calls a FoundationNetworking method that waits for that queue while it might
+/// be held here (it cancels tasks from another queue), so this can only delay, never deadlock.
 ///
-/// Not inline on the calling thread (FoundationNetworking's work queue), though that would save a hop:
-/// a completion run there schedules the task's removal from the session at once, and a `cancel()` that
-/// raced it then reports on a task the session no longer knows, a `fatalError` in FoundationNetworking
-/// (`ReentrancyTests` crashed in 6 of 12 runs that way).
-///
-/// `@unchecked Sendable`: OperationQueue is thread-safe; the subclass adds only an immutable queue.
+/// `@unchecked Sendable`: its own state is `target` (immutable) and `backlog` (in a lock); the rest
+/// is `OperationQueue`'s, which is thread-safe.
 final class DelegateQueue: OperationQueue, @unchecked Sendable {
     private let target: DispatchQueue
+    /// Operations added but not yet run, and producers waiting for room.
+    private let backlog = Locked((pending: 0, waiting: 0))
+    private let room = DispatchSemaphore(value: 0)
+    private static let key = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// About 4 MiB of 16 KiB chunks.
+    static var backlogLimit: Int { 256 }
 
     init(_ target: DispatchQueue) {
         self.target = target
@@ -110,9 +117,30 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
         name = "switchboard.transport"
         maxConcurrentOperationCount = 1
         underlyingQueue = target  // for operations added as Operation objects, if any
+        target.setSpecific(key: Self.key, value: ObjectIdentifier(self))
     }
 
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        target.async(execute: block)
+        let onTarget = DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self)
+        let wait = backlog.withLock { backlog -> Bool in
+            guard !onTarget, backlog.pending >= Self.backlogLimit else { return false }
+            backlog.waiting += 1
+            return true
+        }
+        if wait, room.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            // Not woken: give up the place (a wake-up sent meanwhile is spent by the next wait).
+            backlog.withLock { $0.waiting = max(0, $0.waiting - 1) }
+        }
+        backlog.withLock { $0.pending += 1 }
+        target.async { [self] in
+            block()
+            let wake = backlog.withLock { backlog -> Bool in
+                backlog.pending -= 1
+                guard backlog.waiting > 0, backlog.pending < Self.backlogLimit else { return false }
+                backlog.waiting -= 1
+                return true
+            }
+            if wake { room.signal() }
+        }
     }
 }

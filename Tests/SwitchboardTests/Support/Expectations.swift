@@ -12,6 +12,15 @@ let runsUnderThreadSanitizer: Bool = {
     #endif
 }()
 
+/// Whether this test binary runs under the address sanitizer.
+let runsUnderAddressSanitizer: Bool = {
+    #if canImport(Glibc)
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
+    #else
+    false
+    #endif
+}()
+
 /// Records an issue unless `error` matches `pattern`; returns whether it did.
 @discardableResult
 func expectError(

@@ -33,6 +33,14 @@ func stopOffPool(_ server: LoopbackServer) async {
     }
 }
 
+/// Runs slow synchronous work (checksums of hundreds of MiB, big files) on a global queue: on Swift's
+/// cooperative pool (two threads here) it would hold up every other test's `await`s meanwhile.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// A dispatcher of its own for one test, pointed at `server`, calling back immediately (on the
 /// transport's queue) unless told otherwise.
 func makeClient(
