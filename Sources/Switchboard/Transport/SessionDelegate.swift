@@ -53,6 +53,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // queue is busy), so only when it isn't the default.
         if state.options.priority != URLSessionTask.defaultPriority { task.priority = state.options.priority }
         state.currentTask = task
+        state.session = session
         transfers.withLock { $0[task.taskIdentifier] = state }
         task.resume()
     }
@@ -66,11 +67,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         transfers.withLock { $0[task.taskIdentifier] }
     }
 
-    /// Cancels `task` from another queue. `cancel()` waits for FoundationNetworking's own queue, which
-    /// may itself be waiting for room on the delegate queue (``DelegateQueue``); from the delegate
-    /// queue it would wait out that pause, so the delegate never calls it directly.
-    static func cancelSoon(_ task: URLSessionTask) {
-        DispatchQueue.global().async { task.cancel() }
+    /// Cancels `task`. On the delegate queue (as every cancel here is: off it, a cancel can land as the
+    /// task completes and hit FoundationNetworking's "task not in the registry" crash), with the
+    /// delegate queue's flow control off meanwhile: `cancel()` may wait for FoundationNetworking's own
+    /// queue, which must not be waiting for room on ours then (see ``DelegateQueue``).
+    static func cancel(_ task: URLSessionTask, in session: URLSession) {
+        if let queue = session.delegateQueue as? DelegateQueue {
+            queue.withoutFlowControl { task.cancel() }
+        } else {
+            task.cancel()
+        }
     }
 
     // MARK: Response and body
@@ -83,7 +89,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     ) {
         guard let state = state(for: dataTask), !state.isFinished else {
             completionHandler(.cancel)
-            Self.cancelSoon(dataTask)
+            Self.cancel(dataTask, in: session)
             return
         }
         completionHandler(.allow)
@@ -103,7 +109,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         state.isProvisional = false
         if let failure = state.acceptHead(head) {
             state.failure = failure
-            Self.cancelSoon(dataTask)  // `.cancel` is ignored on Linux: the body would still arrive.
+            Self.cancel(dataTask, in: session)  // `.cancel` is ignored on Linux: the body would still arrive.
         }
     }
 
@@ -111,7 +117,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = state(for: dataTask), !state.isFinished, state.failure == nil else { return }
         if let failure = state.receive(data) {
             state.failure = failure
-            Self.cancelSoon(dataTask)
+            Self.cancel(dataTask, in: session)
             return
         }
         state.callbacks.progress?(state.progressSnapshot())
@@ -146,7 +152,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.bytesSent = 0
             state.currentRequest = next.request
             state.currentBody = next.body
-            start(state, in: session)
+            // Making and resuming a task waits for FoundationNetworking's queue: no flow control meanwhile.
+            if let queue = session.delegateQueue as? DelegateQueue {
+                queue.withoutFlowControl { start(state, in: session) }
+            } else {
+                start(state, in: session)
+            }
             return
         }
         state.finish(Self.result(of: state, error: error))
@@ -221,7 +232,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case .fail(let error):
             state.failure = error
             completionHandler(nil)
-            Self.cancelSoon(task)
+            Self.cancel(task, in: session)
         case .follow(var next):
             state.redirectCount += 1
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none

@@ -51,6 +51,8 @@ final class TransferState: @unchecked Sendable {
     var redirectCount = 0
     /// Whether the request set its own `Cookie` header (then the jar's cookies are not added on redirects).
     lazy var setsOwnCookie: Bool = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
+    /// The session the current task belongs to.
+    var session: URLSession?
     /// A redirect to follow with a new task when the current one completes.
     var pendingRedirect: (request: URLRequest, body: TransferBody)?
 
@@ -70,9 +72,9 @@ final class TransferState: @unchecked Sendable {
         set { task.withLock { $0 = newValue } }
     }
 
-    /// Cancels the current task (from another queue: see ``SessionDelegate/cancelSoon(_:)``).
+    /// Cancels the current task; called on the delegate queue (see ``SessionDelegate/cancel(_:in:)``).
     func cancelTask() {
-        if let task = currentTask { SessionDelegate.cancelSoon(task) }
+        if let task = currentTask, let session { SessionDelegate.cancel(task, in: session) }
     }
 
     var isFinished: Bool { finished.isSet }

@@ -96,15 +96,16 @@ struct URLSessionTransportTask: TransportTask {
 /// slower than loopback delivers), so chunks would pile up in memory without bound. So when more than
 /// ``backlogLimit`` operations wait, adding one waits (up to 50 ms each time) for the delegate to catch
 /// up: libcurl stops reading and TCP slows the sender. The delegate queue itself never waits, and
-/// the delegate never calls a FoundationNetworking method that waits for that queue while it might
-/// be held here (it cancels tasks from another queue), so this can only delay, never deadlock.
+/// it turns flow control off (``withoutFlowControl(_:)``) around the FoundationNetworking calls that
+/// wait for that queue (cancelling, starting a redirect's task), so this can only delay, never deadlock.
 ///
 /// `@unchecked Sendable`: its own state is `target` (immutable) and `backlog` (in a lock); the rest
 /// is `OperationQueue`'s, which is thread-safe.
 final class DelegateQueue: OperationQueue, @unchecked Sendable {
     private let target: DispatchQueue
-    /// Operations added but not yet run, and producers waiting for room.
-    private let backlog = Locked((pending: 0, waiting: 0))
+    /// Operations added but not yet run, producers waiting for room, and whether flow control is off
+    /// (the delegate queue is calling something that may wait for FoundationNetworking's queue).
+    private let backlog = Locked((pending: 0, waiting: 0, off: 0))
     private let room = DispatchSemaphore(value: 0)
     private static let key = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -120,10 +121,23 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
         target.setSpecific(key: Self.key, value: ObjectIdentifier(self))
     }
 
+    /// Runs `body` (a FoundationNetworking call that may wait for its own queue) with flow control off:
+    /// producers waiting for room are woken, and none waits until `body` returns.
+    func withoutFlowControl<T>(_ body: () -> T) -> T {
+        let waiting = backlog.withLock { backlog -> Int in
+            backlog.off += 1
+            defer { backlog.waiting = 0 }
+            return backlog.waiting
+        }
+        for _ in 0..<waiting { room.signal() }
+        defer { backlog.withLock { $0.off -= 1 } }
+        return body()
+    }
+
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
         let onTarget = DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self)
         let wait = backlog.withLock { backlog -> Bool in
-            guard !onTarget, backlog.pending >= Self.backlogLimit else { return false }
+            guard !onTarget, backlog.off == 0, backlog.pending >= Self.backlogLimit else { return false }
             backlog.waiting += 1
             return true
         }
