@@ -21,13 +21,14 @@ struct ConnectionHandler {
             do {
                 guard let parsed = try HTTPRequestParser.readHead(from: &reader) else { return false }
                 head = parsed
-                let framing = try HTTPRequestParser.framing(of: head)
+                let sink = core.sink(method: head.method, target: head.target)
+                let framing = try HTTPRequestParser.framing(of: head, streamed: sink != nil)
                 if framing != .none,
                    head.header("Expect")?.lowercased().contains("100-continue") == true,
                    head.version == "HTTP/1.1" {
                     guard SocketIO.sendAll(fd, Self.continueLine) else { return false }
                 }
-                if let sink = core.sink(method: head.method, target: head.target) {
+                if let sink {
                     // A sink route reads the body as it arrives, into a digest.
                     var request = ServerRequest(method: head.method, target: head.target, version: head.version,
                                                 headers: head.headers, body: Data(), stopSignal: core.stopSignal)

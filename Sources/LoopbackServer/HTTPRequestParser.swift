@@ -77,8 +77,9 @@ enum HTTPRequestParser {
         return Head(method: method, target: target, version: version, headers: headers)
     }
 
-    /// Decides how the body is framed, rejecting ambiguous or invalid framing.
-    static func framing(of head: Head) throws(Rejection) -> BodyFraming {
+    /// Decides how the body is framed, rejecting ambiguous or invalid framing and, unless
+    /// `streamed` (a sink route, which holds nothing), a body over ``maxBodyLength``.
+    static func framing(of head: Head, streamed: Bool = false) throws(Rejection) -> BodyFraming {
         let lengths = head.headers.filter { $0.name.caseInsensitiveCompare("Content-Length") == .orderedSame }
         let encodings = head.headers.filter { $0.name.caseInsensitiveCompare("Transfer-Encoding") == .orderedSame }
         if !encodings.isEmpty {
@@ -97,7 +98,7 @@ enum HTTPRequestParser {
         guard values.count == 1, let text = values.first, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
               let length = Int(text)
         else { throw Rejection(status: 400, message: "invalid Content-Length") }
-        guard length <= maxBodyLength else { throw Rejection(status: 413, message: "body too large") }
+        guard streamed || length <= maxBodyLength else { throw Rejection(status: 413, message: "body too large") }
         return length == 0 ? .none : .length(length)
     }
 

@@ -15,6 +15,7 @@ struct Bench {
         ("decode", DecodeScenario.run),
         ("pipeline", PipelineScenario.run),
         ("soak", SoakScenario.run),
+        ("transfer", TransferScenario.run),
     ]
 
     static func main() async {

@@ -41,6 +41,9 @@ final class TransferState: @unchecked Sendable {
     var isProvisional = false
     /// The open destination file, from the final head on.
     var file: FileHandle?
+    /// Bytes received for the file and not yet written: they go in pieces of about 1 MiB (a write for
+    /// each 16 KiB chunk would cost a system call each), and all of them before the completion.
+    private var unwritten = Data()
     var firstByteTime: UInt64?
     var bytesSent: Int64 = 0
     var expectedBytesToSend: Int64?
@@ -83,7 +86,10 @@ final class TransferState: @unchecked Sendable {
     @discardableResult
     func finish(_ result: Result<TransportResponse, NetworkError>) -> Bool {
         guard finished.testAndSet() else { return false }
+        var result = result
         if let file {
+            // What arrived is in the file before anyone hears of the end (a failed download resumes from it).
+            if let failure = writeUnwritten(), case .success = result { result = .failure(failure) }
             try? file.close()
             self.file = nil
         }
@@ -137,6 +143,7 @@ final class TransferState: @unchecked Sendable {
         guard case .file(let url, let offset) = request.destination else { return nil }
         do {
             file = try DestinationFile.open(url, at: fromStart ? 0 : offset)
+            unwritten = Data()
             return nil
         } catch {
             return error
@@ -145,18 +152,27 @@ final class TransferState: @unchecked Sendable {
 
     /// Stores received bytes in the destination. Returns the error that ends the transfer, if any.
     func receive(_ chunk: Data) -> NetworkError? {
-        if let file {
-            do {
-                try file.write(contentsOf: chunk)
-            } catch {
-                return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write the body: \(error)", NSUnderlyingErrorKey: error]))
-            }
+        if file != nil {
+            unwritten.append(chunk)
+            if unwritten.count >= 1 << 20, let failure = writeUnwritten() { return failure }
         } else {
             if let tooLarge = rules.admit(receivedBytes: Int64(data.count + chunk.count)) { return tooLarge }
             data.append(chunk)
         }
         bytesReceived += Int64(chunk.count)
         return nil
+    }
+
+    /// Writes the bytes received for the file so far; returns the error that ends the transfer, if any.
+    private func writeUnwritten() -> NetworkError? {
+        guard let file, !unwritten.isEmpty else { return nil }
+        do {
+            try file.write(contentsOf: unwritten)
+            unwritten.removeAll(keepingCapacity: true)
+            return nil
+        } catch {
+            return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write the body: \(error)", NSUnderlyingErrorKey: error]))
+        }
     }
 
     /// The transfer's response, once the final body arrived.

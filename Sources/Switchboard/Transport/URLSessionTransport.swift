@@ -109,8 +109,8 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
     private let room = DispatchSemaphore(value: 0)
     private static let key = DispatchSpecificKey<ObjectIdentifier>()
 
-    /// About 4 MiB of 16 KiB chunks.
-    static var backlogLimit: Int { 256 }
+    /// About 1 MiB of 16 KiB chunks.
+    static var backlogLimit: Int { 64 }
 
     init(_ target: DispatchQueue) {
         self.target = target
