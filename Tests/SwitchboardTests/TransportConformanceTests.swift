@@ -256,3 +256,69 @@ extension NetworkError {
         return false
     }
 }
+
+/// Uploads and downloads through a ``Dispatcher`` on each transport: a multipart body assembled in a
+/// temporary file, and a download cut off, then resumed with `Range`/`If-Range`, with its progress.
+@Suite(timeLimit(minutes: 2)) struct TransferConformanceTests {
+    struct Upload: Request {
+        let form: MultipartFormData
+        var method: HTTPMethod { .post }
+        var path: String { "/upload/echo" }
+        var body: RequestBody? { .multipart(form) }
+    }
+
+    static func client(_ kind: TransportUnderTest, _ server: LoopbackServer, folder: URL) -> Dispatcher {
+        let transport = kind.make([server])
+        return makeClient(server) {
+            $0.transport = .using(transport)
+            $0.partialDownloadsDirectory = folder.appendingPathComponent("partials")
+            $0.temporaryDirectory = folder
+            $0.multipartMemoryThreshold = 16 << 10
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.allCases) func aMultipartBodyFromATemporaryFileArrivesWhole(_ kind: TransportUnderTest) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("transfer-conformance-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withServer { server in
+            let data = TransportConformanceTests.pattern(0..<300_000)
+            var form = MultipartFormData()
+            form.append("1", name: "n")
+            form.append(data, name: "file", fileName: "f.bin")
+            let sent = Locked([TransferProgress]())
+            let response: Response<Upload> = try await Self.client(kind, server, folder: folder).response(for: Upload(form: form)) { value in
+                sent.withLock { $0.append(value) }
+            }
+            #expect(response.json["parts"][1]["checksum"].string == Checksum.of(data))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("switchboard-multipart") }.isEmpty)
+            let last = sent.withLock { $0.last }
+            #expect(last?.bytesSent == last?.expectedBytesToSend && (last?.bytesSent ?? 0) > 300_000, "\(String(describing: last))")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.allCases) func aDownloadCutOffResumesWithARangeToTheSameBytes(_ kind: TransportUnderTest) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("transfer-conformance-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withServer { server in
+            let file = LargeResource(length: 1_000_000)
+            server.serve(file, at: "/files/f.bin")
+            let client = Self.client(kind, server, folder: folder)
+            let destination = folder.appendingPathComponent("f.bin")
+            file.abort(atOffset: 400_000)
+            let first = await client.result(Download("/files/f.bin", to: destination)).failure
+            #expect(first != nil)
+            let received = Locked([Int64]())
+            let response = try await client.response(for: Download("/files/f.bin", to: destination)) { value in
+                received.withLock { $0.append(value.bytesReceived) }
+            }
+            #expect(response.statusCode == 206)
+            #expect(file.requests.last?.range == "bytes=400000-" && file.requests.last?.ifRange == file.etag)
+            #expect(Checksum.of(try Data(contentsOf: destination)) == file.checksum())
+            let values = received.withLock { $0 }
+            #expect(values == values.sorted() && values.last == 1_000_000, "\(values.suffix(3))")
+            #expect(values.first.map { $0 >= 400_000 } == true, "progress counts the whole file, from what was there")
+        }
+    }
+}
