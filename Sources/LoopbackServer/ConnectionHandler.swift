@@ -21,6 +21,13 @@ struct ConnectionHandler {
             do {
                 guard let parsed = try HTTPRequestParser.readHead(from: &reader) else { return false }
                 head = parsed
+                let path = String(head.target.prefix { $0 != "?" })
+                if let early = core.earlyAnswers.withLock({ $0[path] }) {
+                    // Answered while the client may still be sending its body (413 mid-upload), then closed.
+                    core.recordHit(path: path)
+                    _ = ResponseWriter.write(early, to: fd, headOnly: false, closeAfter: true, stopSignal: core.stopSignal)
+                    return false
+                }
                 let sink = core.sink(method: head.method, target: head.target)
                 let framing = try HTTPRequestParser.framing(of: head, streamed: sink != nil)
                 if framing != .none,

@@ -94,6 +94,12 @@ public final class LoopbackServer: Sendable {
         core.routes.withLock { $0.add(method: method, pattern: pattern, handler: handler) }
     }
 
+    /// Makes requests to `path` get `response` as soon as their head arrives, before (and without)
+    /// reading their body, and then closes the connection: a server that refuses an upload midway.
+    public func answerBeforeBody(_ path: String, with response: ServerResponse) {
+        core.earlyAnswers.withLock { $0[path] = response }
+    }
+
     /// Adds a route that reads the request body as it arrives instead of holding it: `handler` gets
     /// the request (with an empty body) and the body's ``UploadDigest``. For uploads of any size.
     /// - Parameters:

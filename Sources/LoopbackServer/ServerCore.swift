@@ -28,6 +28,8 @@ final class ServerCore: Sendable {
     let requestedPort: UInt16
     let state = Locked(State())
     let routes = Locked(Router())
+    /// Routes that answer as soon as the head arrives, without reading the body, then close: by path.
+    let earlyAnswers = Locked([String: ServerResponse]())
     /// Routes that read the body as it arrives, by method (`*` for any) and path.
     let sinks = Locked([String: @Sendable (ServerRequest, UploadDigest) -> ServerResponse]())
     let stopSignal = StopSignal()

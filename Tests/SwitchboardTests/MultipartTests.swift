@@ -246,3 +246,29 @@ import Testing
         }
     }
 }
+
+/// A server that refuses an upload while it is still being sent.
+@Suite(timeLimit(minutes: 1)) struct UploadRefusedTests {
+    @Test func a413WhileTheBodyIsStillSendingEndsOnceWithTheStatusOrALostConnection() async throws {
+        let directory = try MultipartTests.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("big.bin")
+        try Data(count: 24 << 20).write(to: file)
+        try await withServer { server in
+            server.answerBeforeBody("/upload/refused", with: .json(["error": "too large"], status: 413))
+            var form = MultipartFormData()
+            form.append(fileAt: file, name: "file")
+            let log = EventLog<MultipartTests.Upload>()
+            let client = makeClient(server)
+            client.addObserver(log, for: MultipartTests.Upload.self, on: .immediate) { $0.record($1) }
+            let started = Date()
+            let error = await client.result(MultipartTests.Upload(path: "/upload/refused", form: form)).failure
+            let accepted = error?.statusCode == 413 || { if case .transport(let url)? = error { url.code == .networkConnectionLost || url.code == .cannotParseResponse } else { false } }()
+            #expect(accepted, "\(String(describing: error))")
+            print("UploadRefusedTests: a 413 mid-upload ended with \(String(describing: error))")
+            #expect(Date().timeIntervalSince(started) < 30)
+            #expect(await eventually { log.events.filter(\.isTerminal).count == 1 })
+            #expect(server.hits("/upload/refused") == 1)
+        }
+    }
+}
