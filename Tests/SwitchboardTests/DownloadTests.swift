@@ -30,6 +30,18 @@ import Testing
 
     static func checksum(of url: URL) throws -> String { Checksum.of(try Data(contentsOf: url)) }
 
+    /// A served file whose first download is cut off at `offset`: the file, a client and the destination.
+    static func cutOff(_ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, configure: (LargeResource) -> Void = { _ in }) async -> (LargeResource, Dispatcher, URL) {
+        let file = LargeResource(length: length)
+        configure(file)
+        server.serve(file, at: "/files/big.bin")
+        let client = Self.client(server, folders)
+        let destination = folders.files.appendingPathComponent("big.bin")
+        file.abort(atOffset: offset)
+        _ = await client.result(Download("/files/big.bin", to: destination))
+        return (file, client, destination)
+    }
+
     @Test func aDownloadGoesToItsFileWithProgressThatEndsAtTheTotal() async throws {
         let folders = try Folders()
         defer { folders.remove() }
@@ -98,12 +110,7 @@ import Testing
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
-            let file = LargeResource(length: 2 << 20)
-            server.serve(file, at: "/files/big.bin")
-            let client = Self.client(server, folders)
-            let destination = folders.files.appendingPathComponent("big.bin")
-            file.abort(atOffset: 700_000)
-            _ = await client.result(Download("/files/big.bin", to: destination))
+            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 700_000)
             file.version = 2  // new bytes, new validators: If-Range no longer matches, so a 200 comes
             let response = try await client.response(for: Download("/files/big.bin", to: destination))
             #expect(response.statusCode == 200)
@@ -116,12 +123,7 @@ import Testing
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
-            let file = LargeResource(length: 2 << 20)
-            server.serve(file, at: "/files/big.bin")
-            let client = Self.client(server, folders)
-            let destination = folders.files.appendingPathComponent("big.bin")
-            file.abort(atOffset: 900_000)
-            _ = await client.result(Download("/files/big.bin", to: destination))
+            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 900_000)
             file.ignoresRanges = true
             let progress = Locked([Int64]())
             let response = try await client.response(for: Download("/files/big.bin", to: destination)) { value in

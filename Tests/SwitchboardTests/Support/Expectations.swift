@@ -2,24 +2,21 @@ import Foundation
 import Switchboard
 import Testing
 
+/// Whether this test binary was built with the sanitizer whose runtime defines `symbol`.
+private func runsUnderSanitizer(_ symbol: String) -> Bool {
+    #if canImport(Glibc)
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), symbol) != nil
+    #else
+    false
+    #endif
+}
+
 /// Whether this test binary runs under the thread sanitizer (everything is 5–20 times slower there, so
 /// load tests run smaller).
-let runsUnderThreadSanitizer: Bool = {
-    #if canImport(Glibc)
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-    #else
-    false
-    #endif
-}()
+let runsUnderThreadSanitizer = runsUnderSanitizer("__tsan_init")
 
 /// Whether this test binary runs under the address sanitizer.
-let runsUnderAddressSanitizer: Bool = {
-    #if canImport(Glibc)
-    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") != nil
-    #else
-    false
-    #endif
-}()
+let runsUnderAddressSanitizer = runsUnderSanitizer("__asan_init")
 
 /// Records an issue unless `error` matches `pattern`; returns whether it did.
 @discardableResult
