@@ -17,6 +17,7 @@ public struct Checksum: Sendable, Equatable {
     /// The number of bytes seen.
     public private(set) var count: Int64 = 0
 
+    /// A checksum of no bytes.
     public init() {}
 
     /// Folds in `bytes`.

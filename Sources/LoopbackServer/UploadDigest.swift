@@ -9,11 +9,17 @@ import Glibc
 /// never held in memory): its size and checksum and, for `multipart/form-data`, each part's name, file
 /// name, content type, size and checksum (and the value of small fields without a file name).
 public struct UploadDigest: Sendable {
+    /// One part of a multipart body.
     public struct Part: Sendable {
+        /// The `name` from `Content-Disposition`.
         public var name: String?
+        /// The `filename` from `Content-Disposition`.
         public var fileName: String?
+        /// The part's `Content-Type`.
         public var contentType: String?
+        /// The part's size in bytes.
         public var size: Int64 = 0
+        /// The part's checksum.
         public var checksum = Checksum()
         /// The first bytes, kept for fields (up to 4 KiB).
         var prefix = Data()
@@ -48,6 +54,7 @@ public struct UploadDigest: Sendable {
         process(delimiter)
     }
 
+    /// Feeds the next bytes of the body.
     public mutating func update(_ data: Data) {
         data.withUnsafeBytes { update($0) }
     }

@@ -19,8 +19,10 @@ extension Dispatcher {
     ///     print(progress.fractionReceived ?? 0)
     /// }
     /// ```
-    /// - Parameter progress: called as bytes move, on the transport's queue (not the callback queue),
-    ///   never after the result; the counts only grow.
+    /// - Parameters:
+    ///   - request: the request.
+    ///   - progress: called as bytes move, on the transport's queue (not the callback queue), never
+    ///     after the result; the counts only grow.
     /// - Throws: ``NetworkError``; ``NetworkError/cancelled`` when the task was cancelled.
     public func response<R: Request>(for request: R, progress: (@Sendable (TransferProgress) -> Void)?) async throws(NetworkError) -> Response<R> {
         // A task cancelled before it asks sends nothing at all.

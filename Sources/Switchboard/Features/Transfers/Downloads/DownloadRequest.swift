@@ -58,9 +58,13 @@ extension DownloadRequest {
 /// let response = try await Dispatcher.shared.response(for: Download("/files/big.bin", to: downloads))
 /// ```
 public struct Download: DownloadRequest {
+    /// The path below the base URL, or an absolute URL.
     public let path: String
+    /// The file, or a folder (the file is then named after the URL's last path component).
     public let destination: URL
+    /// Whether an interrupted download keeps its partial file to resume from.
     public let resumes: Bool
+    /// Extra header fields.
     public let headers: HTTPHeaders
 
     /// Creates a download.

@@ -7,7 +7,16 @@ import Foundation
 /// ImageFormat.png.mimeType            // "image/png"
 /// ```
 public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
-    case jpeg, png, gif, webp, heic
+    /// JPEG: `FF D8 FF`.
+    case jpeg
+    /// PNG: `89 50 4E 47 0D 0A 1A 0A`.
+    case png
+    /// GIF: `GIF87a` or `GIF89a`.
+    case gif
+    /// WebP: `RIFF`, a size, `WEBP`.
+    case webp
+    /// HEIC/HEIF: an ISO media `ftyp` box with a HEIF brand (`heic`, `heix`, `mif1`, …).
+    case heic
 
     /// Recognises the format of `data` from its first bytes; `nil` when it is none of these.
     public init?(detecting data: Data) {

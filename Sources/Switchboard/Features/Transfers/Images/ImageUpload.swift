@@ -15,13 +15,19 @@ import Foundation
 /// (``MultipartFormData/defaultImageFileName(date:index:format:)``); each part's MIME type is its
 /// image's. The parameters are form fields before the images.
 public struct ImageUpload: Request {
+    /// The path below the base URL, or an absolute URL.
     public let path: String
+    /// The images' bytes, in order.
     public let images: [Data]
+    /// The field name of every image.
     public let fieldName: String
+    /// Form fields sent before the images (a JSON object).
     public let parameters: JSON?
     /// Between 0 and 1: re-encode each image as JPEG at this quality (Apple platforms; a no-op on Linux).
     public let compressionQuality: Double?
+    /// `POST`, `PUT` or `PATCH`.
     public let method: HTTPMethod
+    /// What the reply must be.
     public let validation: Validation
     /// The date in the file names: when the upload was made, unless set.
     public var date: Date
@@ -49,6 +55,7 @@ public struct ImageUpload: Request {
         date = Date()
     }
 
+    /// The form: the images under ``fieldName`` (the parameters are added as fields when sent).
     public var body: RequestBody? {
         .multipart { form in
             form.appendImages(images, name: fieldName, compressionQuality: compressionQuality, date: date)

@@ -173,6 +173,7 @@ extension MultipartFormData {
         /// A stream of `length` bytes (`id` tells two stream parts apart: streams can't be compared).
         case stream(length: Int64, id: UUID, open: @Sendable () throws -> InputStream)
 
+        /// Equal bytes, the same file, or the same stream part.
         public static func == (lhs: Content, rhs: Content) -> Bool {
             switch (lhs, rhs) {
             case (.data(let a), .data(let b)): a == b
@@ -182,6 +183,7 @@ extension MultipartFormData {
             }
         }
 
+        /// Hashes what `==` compares.
         public func hash(into hasher: inout Hasher) {
             switch self {
             case .data(let data): hasher.combine(0); hasher.combine(data)
