@@ -128,6 +128,11 @@ public final class LoopbackServer: Sendable {
         core.state.withLock { $0.hits[path] ?? 0 }
     }
 
+    /// The most requests to `/concurrent/<key>` that were in progress at once.
+    public func concurrencyPeak(_ key: String) -> Int {
+        core.state.withLock { $0.concurrent[key]?.peak ?? 0 }
+    }
+
     /// How many complete requests were received since ``start()``.
     public var totalRequests: Int {
         core.state.withLock { $0.totalRequests }

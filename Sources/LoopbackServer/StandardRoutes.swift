@@ -1,7 +1,7 @@
 import Foundation
 
 extension LoopbackServer {
-    /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/drip`, `/abort`, `/close`,
+    /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/concurrent/:key`, `/drip`, `/abort`, `/close`,
     /// `/bytes/:n`, `/json/:kib`, `/small`, `/basic-auth/:user/:pass`, `/unauthorized-no-challenge`,
     /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/gzip`, `/empty`,
     /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/set-cookie`, `/headers-size/:n`, `/large/:bytes`
@@ -12,6 +12,20 @@ extension LoopbackServer {
         route(nil, "/echo/*", StandardRoutes.echo)
         route(nil, "/status/:code", StandardRoutes.status)
         route(nil, "/delay/:ms", StandardRoutes.delay)
+        // Counts the requests in progress at once per key (see concurrencyPeak); `?ms=` holds each.
+        route(nil, "/concurrent/:key") { [core] request in
+            let key = request.pathParameters["key"] ?? ""
+            let now = core.state.withLock { state -> Int in
+                var entry = state.concurrent[key] ?? (0, 0)
+                entry.now += 1
+                entry.peak = max(entry.peak, entry.now)
+                state.concurrent[key] = entry
+                return entry.now
+            }
+            request.sleep(seconds: Double(min(max(0, request.intQuery("ms") ?? 100), 60_000)) / 1000)
+            core.state.withLock { $0.concurrent[key]?.now -= 1 }
+            return .json(["key": key, "inProgress": now, "index": request.intQuery("i") ?? -1])
+        }
         route(nil, "/drip", StandardRoutes.drip)
         route(nil, "/abort", StandardRoutes.abort)
         route(nil, "/close") { _ in ServerResponse(status: 200, body: .closeWithoutResponse) }
