@@ -123,11 +123,12 @@ struct Fault: Sendable, CustomStringConvertible {
     }
 
     @Test func aRefusedConnectionIsCannotConnect() async throws {
-        // A port nothing listens on: bind one, note it, close it.
-        let probe = try LoopbackServer.standard()
-        let port = probe.port
-        await stopOffPool(probe)
+        // A port nothing listens on, and that no parallel test's server can take meanwhile (a port
+        // merely closed could be, and was: a 404 from another test's server).
+        let refusing = try RefusingPort()
+        let port = refusing.port
         let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:\(port)"); $0.callbackQueue = .immediate })
+        defer { withExtendedLifetime(refusing) {} }
         let error = await client.result(Get("/x").with(\.timeout, 10)).failure
         guard case .transport(let urlError) = error else {
             Issue.record("expected a transport error, got \(String(describing: error))")

@@ -344,3 +344,67 @@ import Testing
         }
     }
 }
+
+/// The review's cases: a stop before the start, a cancelled task, a node added late, what an ended
+/// group lets go of.
+@Suite(timeLimit(minutes: 1)) struct GroupEdgeTests {
+    @Test func aGroupStoppedBeforeItStartsOrRunFromACancelledTaskSendsNothing() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let batch = BatchRequest([Get("/users/1")], dispatcher: client)
+            batch.stop()
+            do throws(GroupError) { _ = try await batch.run(); Issue.record("a stopped batch can't succeed") } catch { #expect(error.isCancelled) }
+
+            let chain = ChainRequest(dispatcher: client)
+            chain.add(Get("/users/2"))
+            let task = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await chain.run()
+            }
+            #expect((await task.result.failure as? GroupError)?.isCancelled == true)
+
+            let graph = RequestGraph(dispatcher: client)
+            graph.add("a", Get("/users/3"))
+            graph.stop()
+            do throws(GroupError) { _ = try await graph.run(); Issue.record("a stopped graph can't succeed") } catch { #expect(error.isCancelled) }
+            #expect(server.totalRequests == 0)
+        }
+    }
+
+    @Test func aNodeAddedAfterTheStartFailsTheGraph() async throws {
+        try await withServer { server in
+            let file = LargeResource(length: 1 << 20)
+            file.hold(atOffset: 0)  // node "a" runs until released, however loaded the machine
+            server.serve(file, at: "/files/held.bin")
+            let graph = RequestGraph(dispatcher: makeClient(server))
+            graph.add("a", Get("/files/held.bin").with(\.responseFormat, .data))
+            let task = Task { try await graph.run() }
+            #expect(await eventually(timeout: 10) { file.requests.count == 1 })
+            graph.add("late", Get("/users/1"))
+            file.release()
+            let error = await task.result.failure as? GroupError
+            #expect(error?.error.invalidReason?.contains("\"late\" was added after the graph started") == true, "\(String(describing: error))")
+            #expect(server.hits("/users/1") == 0)
+        }
+    }
+
+    final class Screen: Sendable {}
+
+    @Test func anEndedGroupLetsGoOfItsObserversAndCallbacks() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            weak var screen: Screen?
+            let chain = ChainRequest(dispatcher: client)
+            do {
+                let owner = Screen()
+                screen = owner
+                chain.addObserver(on: .immediate) { _ in withExtendedLifetime(owner) {} }
+                chain.add(Get("/users/1")) { _, _ in withExtendedLifetime(owner) {} }
+            }
+            _ = try await chain.run()
+            let gone = await eventually(timeout: 5) { [weak screen] in screen == nil }
+            #expect(gone, "the chain, still held, no longer keeps what its observer and callback captured")
+            withExtendedLifetime(chain) {}
+        }
+    }
+}

@@ -14,6 +14,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// `perform` on the caller's thread for the first hop, on the delegate queue for the others; a
     /// failure to start is reported on `queue`, never from inside `perform`.
     func start(_ state: TransferState, in session: URLSession, queue: DispatchQueue? = nil) {
+        // Making and resuming a task waits for FoundationNetworking's queue: on the delegate's queue
+        // (a redirect's next hop, a group's next request, a download's restart), flow control is off meanwhile.
+        if let delegateQueue = session.delegateQueue as? DelegateQueue, delegateQueue.isCurrent {
+            delegateQueue.withoutFlowControl { startTask(state, in: session, queue: queue) }
+        } else {
+            startTask(state, in: session, queue: queue)
+        }
+    }
+
+    private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
         var request = state.currentRequest
         let task: URLSessionTask
         if let invalid = state.rules.check(state.currentBody) {
@@ -73,7 +83,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// queue, which must not be waiting for room on ours then (see ``DelegateQueue``).
     static func cancel(_ task: URLSessionTask, in session: URLSession) {
         if let queue = session.delegateQueue as? DelegateQueue {
-            queue.withoutFlowControl { task.cancel() }
+            queue.whereSafe { task.cancel() }
         } else {
             task.cancel()
         }
@@ -152,12 +162,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.bytesSent = 0
             state.currentRequest = next.request
             state.currentBody = next.body
-            // Making and resuming a task waits for FoundationNetworking's queue: no flow control meanwhile.
-            if let queue = session.delegateQueue as? DelegateQueue {
-                queue.withoutFlowControl { start(state, in: session) }
-            } else {
-                start(state, in: session)
-            }
+            start(state, in: session)
             return
         }
         state.finish(Self.result(of: state, error: error))

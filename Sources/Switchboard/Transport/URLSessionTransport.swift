@@ -61,7 +61,8 @@ public final class URLSessionTransport: Transport {
     }
 
     deinit {
-        session.invalidateAndCancel()
+        let session = session
+        (session.delegateQueue as? DelegateQueue)?.whereSafe { session.invalidateAndCancel() } ?? session.invalidateAndCancel()
     }
 
     /// Starts a transfer; see ``Transport/perform(_:options:callbacks:)``. A body from memory or a stream
@@ -134,8 +135,17 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
         return body()
     }
 
+    /// Whether the caller runs on this queue's target (the delegate's queue).
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self) }
+
+    /// Runs `body` with flow control off when called on the delegate's queue (where waiting for
+    /// FoundationNetworking's queue could meet that queue waiting for room), as it is otherwise.
+    func whereSafe<T>(_ body: () -> T) -> T {
+        isCurrent ? withoutFlowControl(body) : body()
+    }
+
     override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        let onTarget = DispatchQueue.getSpecific(key: Self.key) == ObjectIdentifier(self)
+        let onTarget = isCurrent
         let wait = backlog.withLock { backlog -> Bool in
             guard !onTarget, backlog.off == 0, backlog.pending >= Self.backlogLimit else { return false }
             backlog.waiting += 1

@@ -44,6 +44,8 @@ public final class BatchRequest: RequestGroup {
         var handles: [Int: RequestHandle] = [:]
         var results: [Result<any AnyResponse, NetworkError>?]
         var next = 0
+        /// Members started and not yet ended (the concurrency limit counts these).
+        var running = 0
         var completed = 0
         var failure: GroupError?
         var stopped = false
@@ -148,12 +150,13 @@ public final class BatchRequest: RequestGroup {
             (atOnce ? .immediate : lifecycle.callbackQueue).run { done(.failure(error)) }
             return
         }
-        state.withLock { state in
+        let stopped = state.withLock { state in
             state.done = done
             state.doneAtOnce = atOnce
+            return state.stopped
         }
-        if members.isEmpty {
-            finish()
+        if members.isEmpty || stopped {
+            queue.async { self.finish() }
             return
         }
         launchNext()
@@ -164,8 +167,9 @@ public final class BatchRequest: RequestGroup {
         while true {
             let index = state.withLock { state -> Int? in
                 guard !state.stopped, state.failure == nil || failureMode == .collectAll, state.next < members.count,
-                      state.handles.count < (maximumConcurrency ?? .max) else { return nil }
+                      state.running < (maximumConcurrency ?? .max) else { return nil }
                 defer { state.next += 1 }
+                state.running += 1
                 return state.next
             }
             guard let index else { return }
@@ -185,6 +189,7 @@ public final class BatchRequest: RequestGroup {
             state.handles[index] = nil
             state.results[index] = result
             state.completed += 1
+            state.running -= 1
             guard case .failure(let error) = result, state.failure == nil, !state.stopped else { return ([], false) }
             state.failure = GroupError(error, failed: MemberOutcome(index: index, request: members[index].request, result: result))
             guard failureMode == .failFast else { return ([], true) }
@@ -245,8 +250,9 @@ public final class BatchRequest: RequestGroup {
     /// ``GroupEvent/cancelled`` at once (unless it already ended).
     public func stop() {
         let handles = state.withLock { state -> [RequestHandle]? in
-            guard !state.stopped, state.done != nil else { return nil }
-            state.stopped = true
+            guard !state.stopped else { return nil }
+            state.stopped = true  // also before the start: it then ends at once, cancelled
+            guard state.done != nil else { return nil }
             defer { state.handles = [:] }
             return Array(state.handles.values)
         }

@@ -49,6 +49,8 @@ public final class ChainRequest: RequestGroup {
     private let dispatcher: Dispatcher
     private let lifecycle: GroupLifecycle
     private let state = Locked(State())
+    /// Where requests' ends and a stop are handled, one at a time, in order.
+    private let queue = DispatchQueue(label: "switchboard.chain")
 
     /// Creates an empty chain.
     /// - Parameter dispatcher: what sends the requests; ``Dispatcher/shared`` by default.
@@ -132,7 +134,7 @@ public final class ChainRequest: RequestGroup {
             state.doneAtOnce = atOnce
             state.running = true
         }
-        sendNext()
+        queue.async { self.sendNext() }  // a stop before the start ends it here, cancelled
     }
 
     /// Sends the next request, or ends the chain when there is none.
@@ -146,10 +148,12 @@ public final class ChainRequest: RequestGroup {
             finish()
             return
         }
-        let handle = next.link.member.send(on: dispatcher) { [self] result in ended(next.index, next.link, result) }
+        let handle = next.link.member.send(on: dispatcher) { [self] result in queue.async { self.ended(next.index, next.link, result) } }
         let cancel = state.withLock { state -> Bool in
             guard !state.stopped else { return true }
-            state.current = handle
+            // Only while it is still the current request (with `.immediate` its end, and the next
+            // request's start, may already have come).
+            if state.responses.count == next.index { state.current = handle }
             return false
         }
         if cancel { handle.cancel() }
@@ -198,7 +202,12 @@ public final class ChainRequest: RequestGroup {
             } else {
                 result = .success(state.responses)
             }
-            defer { state.done = nil; state.running = false }
+            defer {
+                state.done = nil
+                state.running = false
+                // Let go of the callbacks (they may capture whoever owns the chain).
+                state.links = state.links.map { Link(member: $0.member, callback: nil) }
+            }
             return (result, state.done, state.doneAtOnce, state.delegate)
         }
         guard let done else { return }
@@ -224,13 +233,14 @@ public final class ChainRequest: RequestGroup {
     /// ``GroupEvent/cancelled`` (unless it already ended). No request's callback runs afterwards.
     public func stop() {
         let current = state.withLock { state -> RequestHandle?? in
-            guard state.running, !state.stopped else { return .none }
-            state.stopped = true
+            guard !state.stopped else { return .none }
+            state.stopped = true  // also before the start: it then ends at once, cancelled
+            guard state.running else { return .none }
             defer { state.current = nil }
             return .some(state.current)
         }
         guard let current else { return }
         current?.cancel()
-        DispatchQueue.global().async { self.finish() }
+        queue.async { self.finish() }
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 
 /// What every group shares: it starts once, tells observers and accessories what happens, and ends
 /// once, delivering its end on the callback queue in a fixed order: accessories' `willStop` →
-/// the closure → the delegate → observers → `didStop`.
+/// the closure → observers → `didStop`. The delegate hears it on the main actor: right after the
+/// closure when the callback queue is `.main` (the default), else queued to the main queue. At the
+/// end the group lets go of its observers and accessories.
 final class GroupLifecycle: Sendable {
     private struct State {
         var started = false
@@ -57,6 +59,9 @@ final class GroupLifecycle: Sendable {
         let taken = state.withLock { state -> (observers: [(queue: CallbackQueue, handler: @Sendable (GroupEvent) -> Void)], accessories: [any GroupAccessory])? in
             guard !state.ended else { return nil }
             state.ended = true
+            // Let go of them: a screen that owns the group and is captured by an observer must not
+            // be kept by a group that ended.
+            defer { state.observers = []; state.accessories = [] }
             return (state.observers, state.accessories)
         }
         guard let taken else { return false }

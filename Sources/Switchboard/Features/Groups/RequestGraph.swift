@@ -40,6 +40,9 @@ public final class RequestGraph: RequestGroup {
         var stopped = false
         var done: (@Sendable (Result<GraphResults, GroupError>) -> Void)?
         var doneAtOnce = false
+        var started = false
+        /// A node added after the start (refused: the graph fails with it when it ends).
+        var lateNode: String?
     }
 
     /// How many nodes run at once.
@@ -67,7 +70,18 @@ public final class RequestGraph: RequestGroup {
     ///   - request: the request.
     public func add<R: Request>(_ name: String, dependsOn dependencies: [String] = [], _ request: R) {
         let member = GroupMember(request)
-        state.withLock { $0.nodes.append(Node(name: name, dependencies: dependencies, make: { _ in member }, given: request)) }
+        append(Node(name: name, dependencies: dependencies, make: { _ in member }, given: request))
+    }
+
+    /// Adds a node before the start; one added later is refused and fails the graph when it ends.
+    private func append(_ node: Node) {
+        state.withLock { state in
+            if state.started {
+                if state.lateNode == nil { state.lateNode = node.name }
+            } else {
+                state.nodes.append(node)
+            }
+        }
     }
 
     /// Adds a node whose request is built from its dependencies' responses, when they have all
@@ -78,7 +92,7 @@ public final class RequestGraph: RequestGroup {
     ///   - dependencies: the names of the nodes that must succeed first.
     ///   - make: builds the request from the responses so far.
     public func add<R: Request>(_ name: String, dependsOn dependencies: [String] = [], _ make: @escaping @Sendable (GraphResults) throws -> R) {
-        state.withLock { $0.nodes.append(Node(name: name, dependencies: dependencies, make: { GroupMember(try make($0)) }, given: nil)) }
+        append(Node(name: name, dependencies: dependencies, make: { GroupMember(try make($0)) }, given: nil))
     }
 
     /// Follow the graph's life; set before it starts.
@@ -129,6 +143,7 @@ public final class RequestGraph: RequestGroup {
         let problem = state.withLock { state -> String? in
             state.done = done
             state.doneAtOnce = atOnce
+            state.started = true
             for node in state.nodes { state.states[node.name] = .waiting }
             return Self.problem(in: state.nodes)
         }
@@ -263,7 +278,7 @@ public final class RequestGraph: RequestGroup {
         let (outcome, done, atOnce) = state.withLock { state -> (Result<GraphResults, GroupError>, (@Sendable (Result<GraphResults, GroupError>) -> Void)?, Bool) in
             let outcomes = outcomes(state)
             let result: Result<GraphResults, GroupError>
-            if let invalid {
+            if let invalid = invalid ?? state.lateNode.map({ "node \($0.debugDescription) was added after the graph started; add every node before" }) {
                 result = .failure(GroupError(.invalidRequest(reason: invalid), outcomes: outcomes))
             } else if state.stopped {
                 result = .failure(GroupError(.cancelled, outcomes: outcomes))
@@ -272,7 +287,11 @@ public final class RequestGraph: RequestGroup {
             } else {
                 result = .success(GraphResults(responses(state)))
             }
-            defer { state.done = nil }
+            defer {
+                state.done = nil
+                // Let go of the builders (they may capture whoever owns the graph).
+                state.nodes = state.nodes.map { node in Node(name: node.name, dependencies: node.dependencies, make: { _ in throw GroupEnded() }, given: node.given) }
+            }
             return (result, state.done, state.doneAtOnce)
         }
         guard let done else { return }
@@ -289,8 +308,9 @@ public final class RequestGraph: RequestGroup {
     /// ``GroupEvent/cancelled`` (unless it already ended).
     public func stop() {
         let handles = state.withLock { state -> [RequestHandle]? in
-            guard !state.stopped, state.done != nil else { return nil }
-            state.stopped = true
+            guard !state.stopped else { return nil }
+            state.stopped = true  // also before the start: it then ends at once, cancelled
+            guard state.done != nil else { return nil }
             return state.states.values.compactMap { if case .running(let handle) = $0 { handle } else { nil } }
         }
         guard let handles else { return }
@@ -316,6 +336,9 @@ public struct GraphResults: Sendable {
         responses[name]?.typed(R.self)
     }
 }
+
+/// Thrown by a node's builder once its graph ended (the builders are let go of then).
+private struct GroupEnded: Error {}
 
 /// Stands in for a graph node's request that was never built (its dependencies failed first).
 public struct NotBuilt: Request {

@@ -23,10 +23,11 @@ public final class DownloadHandle: Sendable {
     private let end: @Sendable (NetworkError) -> Void
 
     init<R: DownloadRequest>(
+        callbackQueue: CallbackQueue,
         start: @escaping @Sendable (@escaping @Sendable (Result<Response<R>, NetworkError>) -> Void) -> RequestHandle?,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) {
-        end = { completion?(.failure($0)) }
+        end = { error in callbackQueue.run { completion?(.failure(error)) } }
         launch = { handle in
             start { result in
                 handle.sendEnded(cancelled: result.failure?.isCancelled == true) { completion?(result) }
@@ -64,9 +65,10 @@ public final class DownloadHandle: Sendable {
                 state.resumeWhenStopped = true  // the paused send is still stopping
                 return false
             }
+            state.running = true  // now, so a cancel that comes before the send starts stops it
             return true
         }
-        if start { begin() }
+        if start { launchSend() }
     }
 
     /// Ends the download for good; the completion gets ``NetworkError/cancelled``. The partial file
@@ -87,9 +89,14 @@ public final class DownloadHandle: Sendable {
         if endNow { end(.cancelled) }
     }
 
-    /// Starts a send; the state says `running` already.
+    /// Starts the first send.
     func begin() {
         state.withLock { $0.running = true }
+        launchSend()
+    }
+
+    /// Starts a send; the state says `running` already.
+    private func launchSend() {
         guard let handle = launch(self) else {
             state.withLock { $0.finished = true; $0.running = false }
             end(.cancelled)  // the dispatcher is gone
@@ -122,7 +129,7 @@ public final class DownloadHandle: Sendable {
         }
         switch next {
         case .deliver: deliver()
-        case .resume: begin()
+        case .resume: launchSend()
         case .wait: break
         }
     }
@@ -150,7 +157,7 @@ extension Dispatcher {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)? = nil
     ) -> DownloadHandle {
-        let handle = DownloadHandle(start: { [weak self] ended in
+        let handle = DownloadHandle(callbackQueue: configuration.callbackQueue, start: { [weak self] ended in
             self?.send(request, completionQueue: nil, progress: progress, completion: ended)
         }, completion: completion)
         handle.begin()

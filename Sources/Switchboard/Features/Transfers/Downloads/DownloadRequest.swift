@@ -30,8 +30,9 @@ import Foundation
 ///   always `nil` on Linux).
 /// - The response is ``Response/fileURL``; ``Response/data`` is empty. A failure status (404, 500, …)
 ///   fails with its error, without the error's body, and keeps the partial file.
-/// - One download per URL and destination runs at a time; a second fails at once with
-///   ``NetworkError/invalidRequest(reason:)``.
+/// - One download per URL and destination runs at a time; a second waits up to 3 seconds for the
+///   first to end (the previous attempt of a retry or a resume may still be stopping), then fails
+///   with ``NetworkError/invalidRequest(reason:)``.
 public protocol DownloadRequest: Request {
     /// Where the file goes: a file URL, or a directory (then the file is named after the URL's last
     /// path component). Its folder is created when missing.

@@ -52,12 +52,31 @@ final class DownloadTransfer: TransportTask {
             return Failed.start(.invalidRequest(reason: "the download has no URL"), callbacks)
         }
         let partial = PartialDownload(url: url, destination: destination, directory: directory)
-        guard partial.claim() else {
-            return Failed.start(.invalidRequest(reason: "a download of \(url) to \(partial.destination.path) is already running"), callbacks)
-        }
         let transfer = DownloadTransfer(urlRequest, body: body, partial: partial, resumes: resumes, transport: transport, options: options, callbacks: callbacks)
-        transfer.start(fromZero: !resumes)
+        if partial.claim() {
+            transfer.start(fromZero: !resumes)
+        } else {
+            // Another transfer of this URL to this destination runs, or is still ending: the attempt
+            // before this one of the same send (a retry, a resume after a pause), which a dispatcher
+            // stops waiting for after a second. Wait for it a little, then give up.
+            transfer.claimLater(until: DispatchTime.now() + .seconds(3))
+        }
         return transfer
+    }
+
+    /// Tries to claim the partial file again every 50 ms until `deadline`, then fails.
+    private func claimLater(until deadline: DispatchTime) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+            if state.withLock({ $0.cancelled }) {
+                callbacks.completion(.failure(.cancelled))
+            } else if partial.claim() {
+                start(fromZero: !resumes)
+            } else if DispatchTime.now() < deadline {
+                claimLater(until: deadline)
+            } else {
+                callbacks.completion(.failure(.invalidRequest(reason: "a download of \(urlRequest.url?.absoluteString ?? "?") to \(partial.destination.path) is already running")))
+            }
+        }
     }
 
     func cancel() {
