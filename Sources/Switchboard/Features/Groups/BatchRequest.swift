@@ -134,14 +134,7 @@ public final class BatchRequest: RequestGroup {
     /// Runs the batch and returns every response in order. Cancelling the calling task stops the batch.
     /// - Throws: ``GroupError``.
     public func run() async throws(GroupError) -> [any AnyResponse] {
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[any AnyResponse], GroupError>, Never>) in
-                run(done: { continuation.resume(returning: $0) }, atOnce: true)
-            }
-        } onCancel: {
-            stop()
-        }
-        return try result.get()
+        try await awaitGroup(start: { run(done: $0, atOnce: true) }, stop: stop)
     }
 
     private func run(done: @escaping @Sendable (Result<[any AnyResponse], GroupError>) -> Void, atOnce: Bool = false) {

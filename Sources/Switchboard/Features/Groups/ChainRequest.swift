@@ -113,14 +113,7 @@ public final class ChainRequest: RequestGroup {
     /// Runs the chain and returns every response in order. Cancelling the calling task stops it.
     /// - Throws: ``GroupError``.
     public func run() async throws(GroupError) -> [any AnyResponse] {
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[any AnyResponse], GroupError>, Never>) in
-                begin(atOnce: true) { continuation.resume(returning: $0) }
-            }
-        } onCancel: {
-            stop()
-        }
-        return try result.get()
+        try await awaitGroup(start: { begin(atOnce: true, done: $0) }, stop: stop)
     }
 
     private func begin(atOnce: Bool, done: @escaping @Sendable (Result<[any AnyResponse], GroupError>) -> Void) {

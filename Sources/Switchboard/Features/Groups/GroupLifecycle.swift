@@ -78,6 +78,22 @@ final class GroupLifecycle: Sendable {
     }
 }
 
+/// Awaits a group's result: `start` starts it with a completion called once at its end (on the queue
+/// that ends it); cancelling the calling task calls `stop`.
+func awaitGroup<T: Sendable>(
+    start: (@escaping @Sendable (Result<T, GroupError>) -> Void) -> Void,
+    stop: @escaping @Sendable () -> Void
+) async throws(GroupError) -> T {
+    let result = await withTaskCancellationHandler {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, GroupError>, Never>) in
+            start { continuation.resume(returning: $0) }
+        }
+    } onCancel: {
+        stop()
+    }
+    return try result.get()
+}
+
 /// A member of a group as the group sends it: its request, type-erased.
 struct GroupMember: Sendable {
     let request: any Request

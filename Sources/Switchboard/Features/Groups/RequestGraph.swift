@@ -123,14 +123,7 @@ public final class RequestGraph: RequestGroup {
     /// Runs the graph and returns every node's response. Cancelling the calling task stops it.
     /// - Throws: ``GroupError``.
     public func run() async throws(GroupError) -> GraphResults {
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<GraphResults, GroupError>, Never>) in
-                begin(atOnce: true) { continuation.resume(returning: $0) }
-            }
-        } onCancel: {
-            stop()
-        }
-        return try result.get()
+        try await awaitGroup(start: { begin(atOnce: true, done: $0) }, stop: stop)
     }
 
     private func begin(atOnce: Bool, done: @escaping @Sendable (Result<GraphResults, GroupError>) -> Void) {
