@@ -4,7 +4,7 @@ extension LoopbackServer {
     /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/concurrent/:key`, `/drip`, `/abort`, `/close`,
     /// `/bytes/:n`, `/json/:kib`, `/small`, `/basic-auth/:user/:pass`, `/unauthorized-no-challenge`,
     /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/gzip`, `/empty`,
-    /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/set-cookie`, `/headers-size/:n`, `/large/:bytes`
+    /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/counter/:key`, `/set-cookie`, `/headers-size/:n`, `/large/:bytes`
     /// (a ``LargeResource``) and the upload sinks `/upload/echo` and `/upload/sink` (an ``UploadDigest``).
     /// ``standard(port:)`` calls this for you.
     public func installStandardRoutes() {
@@ -52,6 +52,18 @@ extension LoopbackServer {
         route(nil, "/flaky/:key") { StandardRoutes.flaky($0, counts: flakyCounts) }
         route(nil, "/body-error") { _ in .json(["errorCode": 3, "message": "session expired"]) }
         route(nil, "/etag/:name", StandardRoutes.etag)
+        // A count per key that grows with every request: a fresh answer differs from a stored one.
+        // `?nostore=1` adds `Cache-Control: no-store`.
+        let counters = Locked([String: Int]())
+        route(nil, "/counter/:key") { request in
+            let key = request.pathParameters["key"] ?? ""
+            let count = counters.withLock { counts -> Int in
+                counts[key, default: 0] += 1
+                return counts[key]!
+            }
+            let headers = request.intQuery("nostore") == 1 ? [("Cache-Control", "no-store")] : []
+            return .json(["key": key, "count": count, "auth": request.header("Authorization") ?? ""], headers: headers)
+        }
         route(nil, "/set-cookie") { _ in
             ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
                            body: .data(Data(#"{"cookie":"session"}"#.utf8)))

@@ -16,6 +16,7 @@ struct Bench {
         ("pipeline", PipelineScenario.run),
         ("soak", SoakScenario.run),
         ("transfer", TransferScenario.run),
+        ("cache", CacheScenario.run),
     ]
 
     static func main() async {

@@ -38,6 +38,8 @@ import Testing
                 "the second request was built from the first's response",
                 "every node ran after its dependencies; the last was built from two of them",
                 "a cycle is refused before anything is sent",
+                "the stored user info at once, then the fresh one",
+                "network-else-cache shows the stored data when the network is down",
                 "error: $.user.id: expected integer, found string",
                 "error: API error 3: session expired",
                 "1 refresh; each retried: attempts 2 and 2",

@@ -87,6 +87,15 @@ public struct Configuration: Sendable {
     /// ``NetworkError/responseTooLarge(limit:)``. Default: 64 MiB.
     public var maximumResponseSize: Int = 64 << 20
 
+    /// The response cache used by requests with a ``Request/cachePolicy``; `nil` turns caching off.
+    /// Default: ``ResponseCache/shared`` (the caches folder's `Switchboard/Responses`, touched only
+    /// when a request caches).
+    public var cache: ResponseCache? = .shared
+
+    /// The app's version: a cached entry stored by another version is not used. Default: the main
+    /// bundle's `CFBundleShortVersionString` (empty when there is none).
+    public var appVersion: String = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String ?? ""
+
     /// Multipart bodies up to this many bytes are assembled in memory; larger ones in a temporary file
     /// that is uploaded from disk and removed when the send ends. Default: 10 MiB.
     public var multipartMemoryThreshold: Int = 10 << 20

@@ -89,6 +89,11 @@ public protocol Request: Sendable {
     /// The CDN URL for this request; `nil` (the default) uses ``Configuration/cdnURL``.
     var cdnURL: URL? { get }
 
+    /// How this request uses the response cache (``Configuration/cache``): a time to live, a mode
+    /// (cache-else-load, cached-then-load, network-else-cache), a version and sensitive data. Default:
+    /// `nil`, no caching.
+    var cachePolicy: CachePolicy? { get }
+
     /// What this request adds to the configuration's pipeline: URL filters, adapters, response hooks,
     /// monitors, a retry policy of its own. Default: nothing (``RequestPipeline/inherited``).
     var pipeline: RequestPipeline { get }
@@ -120,5 +125,6 @@ extension Request {
     public var responseFormat: ResponseFormat { .json }
     public var reportsProgress: Bool { false }
     public var pipeline: RequestPipeline { RequestPipeline() }
+    public var cachePolicy: CachePolicy? { nil }
     public func makeURLRequest(baseURL: URL?) throws -> URLRequest? { nil }
 }

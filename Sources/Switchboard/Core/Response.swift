@@ -36,8 +36,13 @@ public struct Response<R: Request>: Sendable {
     public enum Source: Sendable, Hashable {
         /// From the server.
         case network
-        /// From a response cache (reserved: the cache is still to come, and nothing produces it yet).
+        /// From the response cache, without asking the server (a fresh entry, or a `cached` event).
         case cache
+        /// From the response cache after the server answered `304 Not Modified` to a conditional request.
+        case revalidated
+        /// From the response cache because the network failed (``CachePolicy/Mode/networkElseCache``):
+        /// it may be out of date.
+        case stale
     }
 
     /// Creates a response (for tests and custom transports).

@@ -1,8 +1,9 @@
 /// Something that happened to one send of a request of type `R`, with the send it belongs to.
 ///
 /// Every send produces `started`, then (if the request ``Request/reportsProgress``) `progress` events,
-/// then exactly one terminal event: `succeeded`, `failed` or `cancelled`. (`cached` is reserved for the
-/// response cache, still to come; nothing sends it yet.) An observer receives one
+/// then exactly one terminal event: `succeeded`, `failed` or `cancelled`. A request whose
+/// ``CachePolicy`` is ``CachePolicy/Mode/cachedThenLoad`` gets `cached` with the stored response first,
+/// when there is one. An observer receives one
 /// send's events in this order. ``sendID`` tells two concurrent sends of one type apart: it is the
 /// ``RequestHandle/id`` of the send, and ``Response/sendID`` of its response.
 ///
@@ -23,9 +24,9 @@ public struct RequestEvent<R: Request>: Sendable {
         case started(R)
         /// Bytes moved.
         case progress(R, TransferProgress)
-        /// A stored response, shown while the network is asked (the response cache's "cached, then
-        /// fresh"): never the last event of a send; a terminal event follows. Reserved now so that a
-        /// `switch` written today keeps compiling when the cache arrives; nothing sends it yet.
+        /// A stored response, shown while the network is asked (``CachePolicy/Mode/cachedThenLoad``,
+        /// "cached, then fresh"): after `started`, never the last event of a send; a terminal event
+        /// follows with the network's answer.
         case cached(Response<R>)
         /// The request succeeded.
         case succeeded(Response<R>)

@@ -66,6 +66,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var errors: [NetworkError] = []
         /// While deciding: the attempt's outcome and the retry policy's delay, for the deadline.
         var undecided: (outcome: Result<Response<R>, NetworkError>, policyDelay: TimeInterval?)?
+        /// What the send does with the response cache, if anything.
+        var cache: CacheContext?
     }
 
     /// How long a transfer told to stop may take to report before the send ends without it.
@@ -142,14 +144,36 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     private func prepareAndAttempt(_ body: RequestBody?, on transport: any Transport) {
-        let prepared: RequestBuilder.Prepared
+        var prepared: RequestBuilder.Prepared
         do {
             prepared = try RequestBuilder.prepare(request, body: body, configuration: configuration)
         } catch {
             finish(.failure(error))
             return
         }
+        if let policy = request.cachePolicy, let context = CacheStage.context(for: request, prepared: prepared, configuration: configuration, policy: policy) {
+            state.withLock { $0.cache = context }
+            if let entry = context.stored, case .success(let stored) = cachedResponse(entry, source: .cache) {
+                switch policy.mode {
+                case .cacheElseLoad where entry.isFresh(at: Date()):
+                    if takePendingCancel() { return }
+                    finish(.success(stored))  // no network
+                    return
+                case .cachedThenLoad:
+                    registry.post(RequestEvent<R>(.cached(stored), sendID: id))
+                default:
+                    break
+                }
+                prepared = CacheStage.conditional(prepared, context)
+            }
+        }
         attempt(1, prepared, on: transport)
+    }
+
+    /// A stored entry as a response to this request, validated like one from the network.
+    private func cachedResponse(_ entry: CachedEntry, source: Response<R>.Source) -> Result<Response<R>, NetworkError> {
+        guard let transported = CacheStage.transportResponse(entry) else { return .failure(.invalidRequest(reason: "an unusable cache entry")) }
+        return ResponseValidator.validate(transported, for: request, configuration: configuration, source: source, parsed: entry.decoded?.json)
     }
 
     /// Delivers `cancelled` if a cancel came while pending; returns whether it did.
@@ -388,7 +412,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 return
             }
             monitors.each { $0.request($1, didReceive: result, attempt: number) }
-            let outcome = result.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration) }
+            // A 304 to a conditional request from the cache answers with the stored response.
+            var received = result
+            var source = Response<R>.Source.network
+            if case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
+                (received, source) = (.success(revalidated), .revalidated)
+            }
+            let outcome = received.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration, source: source) }
             if !monitors.isEmpty, case .success = result {
                 let decoded = Self.context(of: outcome)
                 monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
@@ -635,13 +665,28 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return (state.transfers, state.route)
         }
         route?.prepared.temporaryFile?.remove()
-        var final = result.failure?.isCancelled == true ? result : applyHooks(to: result)
+        var final = result.failure?.isCancelled == true ? result : applyHooks(to: cached(result))
         if case .success(var response) = final {
             response.attempts = attempts
             response.sendID = id
             final = .success(response)
         }
         deliver(final, attempts: attempts)
+    }
+
+    /// The cache's part in the end of a send: the network's success is stored; with
+    /// ``CachePolicy/Mode/networkElseCache`` a network failure is answered by the stored entry.
+    private func cached(_ result: Result<Response<R>, NetworkError>) -> Result<Response<R>, NetworkError> {
+        guard let context = state.withLock({ $0.cache }) else { return result }
+        switch result {
+        case .success(let response) where response.source == .network || response.source == .revalidated:
+            CacheStage.store(response, context)
+        case .failure(let error) where context.policy.mode == .networkElseCache && CacheStage.isNetworkFailure(error):
+            if let entry = context.stored, case .success(let stale) = cachedResponse(entry, source: .stale) { return .success(stale) }
+        default:
+            break
+        }
+        return result
     }
 
     private func applyHooks(to result: Result<Response<R>, NetworkError>) -> Result<Response<R>, NetworkError> {

@@ -10,7 +10,9 @@ enum ResponseValidator {
     static func validate<R: Request>(
         _ transport: TransportResponse,
         for request: R,
-        configuration: Configuration
+        configuration: Configuration,
+        source: Response<R>.Source = .network,
+        parsed: JSON? = nil
     ) -> Result<Response<R>, NetworkError> {
         let http = transport.httpResponse
         let status = http.statusCode
@@ -28,7 +30,7 @@ enum ResponseValidator {
                 return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(http, body: transport.data)))
             }
             do {
-                json = try JSON.parse(transport.data)
+                json = try parsed ?? JSON.parse(transport.data)
             } catch {
                 return .failure(.decoding(reason: "\(error)", snippet: snippet(of: transport.data)))
             }
@@ -36,7 +38,7 @@ enum ResponseValidator {
         if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
             return .failure(.jsonShape(mismatch))
         }
-        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: .network, timing: transport.timing, fileURL: transport.fileURL))
+        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: source, timing: transport.timing, fileURL: transport.fileURL))
     }
 
     /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One stored response, as the cache keeps it in memory and on disk.
+struct CachedEntry: Sendable, Codable {
+    /// The whole key (compared on read: a file name's hash collision is a miss).
+    let key: String
+    let url: String
+    let statusCode: Int
+    let headers: [String: String]
+    let storedAt: Date
+    let expiresAt: Date
+    let version: Int
+    let sensitiveData: String?
+    let appVersion: String
+    /// The body (not encoded in the file's header; it follows it).
+    var body: Data = Data()
+    /// The response head and JSON this entry was stored from (memory only): a hit from memory
+    /// skips rebuilding the head and parsing the body again.
+    var decoded: Decoded?
+
+    /// A stored response's head and decoded body, made once.
+    final class Decoded: Sendable {
+        let head: HTTPURLResponse
+        let json: JSON
+
+        init(head: HTTPURLResponse, json: JSON) {
+            self.head = head
+            self.json = json
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case key, url, statusCode, headers, storedAt, expiresAt, version, sensitiveData, appVersion
+    }
+
+    var etag: String? { header("ETag") }
+    var lastModified: String? { header("Last-Modified") }
+
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// The size it takes in memory and on disk, about.
+    var size: Int { body.count + 512 + headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } }
+
+    func isFresh(at date: Date) -> Bool { date < expiresAt }
+
+    /// Why this entry can't answer under `policy` for `appVersion`, or `nil` when it can.
+    func mismatch(_ policy: CachePolicy, appVersion: String) -> String? {
+        if version != policy.version { return "its version is \(version), the request's \(policy.version)" }
+        if sensitiveData != policy.sensitiveData { return "its sensitive data differs" }
+        if self.appVersion != appVersion { return "it was stored by app version \(self.appVersion)" }
+        return nil
+    }
+
+    // MARK: The file format: "SBC1", the header's length (4 bytes, little-endian), the header (JSON),
+    // the body's length (8 bytes) and checksum (8 bytes), the body.
+
+    private static let magic = Data("SBC1".utf8)
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let header = try encoder.encode(self)
+        var data = Self.magic
+        data.append(contentsOf: withUnsafeBytes(of: UInt32(header.count).littleEndian, Array.init))
+        data.append(header)
+        data.append(contentsOf: withUnsafeBytes(of: UInt64(body.count).littleEndian, Array.init))
+        data.append(contentsOf: withUnsafeBytes(of: StableHash.fnv(body).littleEndian, Array.init))
+        data.append(body)
+        return data
+    }
+
+    /// The entry in `data`, or why it is not one (truncated, corrupt, another format).
+    static func decode(_ data: Data) -> Result<CachedEntry, CorruptEntry> {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 8, Data(bytes[0..<4]) == magic else { return .failure(CorruptEntry("not a cache entry")) }
+        let headerLength = Int(UInt32(littleEndian: bytes[4..<8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
+        let bodyStart = 8 + headerLength + 16
+        guard headerLength > 0, bytes.count >= bodyStart else { return .failure(CorruptEntry("truncated header")) }
+        guard var entry = try? JSONDecoder().decode(CachedEntry.self, from: Data(bytes[8..<(8 + headerLength)])) else {
+            return .failure(CorruptEntry("unreadable header"))
+        }
+        let lengths = bytes[(8 + headerLength)..<bodyStart].withUnsafeBytes { raw in
+            (UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)), UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+        }
+        guard UInt64(bytes.count - bodyStart) == lengths.0 else { return .failure(CorruptEntry("truncated body")) }
+        let body = Data(bytes[bodyStart...])
+        guard StableHash.fnv(body) == lengths.1 else { return .failure(CorruptEntry("body checksum mismatch")) }
+        entry.body = body
+        return .success(entry)
+    }
+}
+
+/// Why a cache file is not a usable entry.
+struct CorruptEntry: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,295 @@
+import Dispatch
+import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// Switchboard's response cache: a memory tier over a disk tier, used by requests with a
+/// ``Request/cachePolicy`` when it is ``Configuration/cache``. (URLSession's own cache is never
+/// written on Linux; this one behaves the same everywhere.)
+///
+/// ```swift
+/// Dispatcher.shared.updateConfiguration { $0.cache = ResponseCache(directory: cachesFolder) }   // or the default, `.shared`
+/// ```
+///
+/// - The memory tier keeps the most recently used entries, up to a count and a size.
+/// - The disk tier keeps one file per entry in its directory, named by a hash of the key, owner-only
+///   (0600), written atomically (a temporary file renamed over the old one) on a queue of its own; an
+///   entry is readable from memory as soon as it is stored. A total size limit evicts the least
+///   recently used files.
+/// - A truncated, corrupt or foreign file, or one whose stored key differs, is a miss: it is deleted
+///   and logged. A directory that can't be written leaves the cache in memory only, with a logged
+///   warning.
+public final class ResponseCache: Sendable {
+    private struct Memory {
+        var entries: [String: (entry: CachedEntry, lastUse: UInt64)] = [:]
+        var bytes = 0
+        var clock: UInt64 = 0
+        /// Files on disk by name: size and last use (for eviction and the total size).
+        var files: [String: (size: Int, lastUse: UInt64)] = [:]
+        var diskBytes = 0
+        /// Files asked to be deleted and not yet gone: not read meanwhile.
+        var removed: Set<String> = []
+    }
+
+    /// The folder asked for (the disk tier's, unless it can't be written).
+    public let requestedDirectory: URL?
+    /// The disk tier's folder, checked (created, written to) and scanned on first use; `nil` when the
+    /// cache is in memory only.
+    public var directory: URL? { diskDirectory() }
+    /// The most entries the memory tier keeps.
+    public let memoryCountLimit: Int
+    /// The most bytes the memory tier keeps.
+    public let memoryByteLimit: Int
+    /// The most bytes the disk tier keeps.
+    public let diskByteLimit: Int
+    private let logger: (any NetworkLogger)?
+    private let state = Locked(Memory())
+    /// The disk tier once checked: `.none` before, `.some(nil)` for memory only.
+    private let checkedDirectory = Locked<URL??>(.none)
+    private let disk = DispatchQueue(label: "switchboard.cache.disk")
+
+    /// Creates a cache.
+    /// - Parameters:
+    ///   - directory: the disk tier's folder (created if missing); `nil` for memory only.
+    ///   - memoryCountLimit: entries kept in memory (default 200).
+    ///   - memoryByteLimit: bytes kept in memory (default 16 MiB).
+    ///   - diskByteLimit: bytes kept on disk (default 128 MiB).
+    ///   - logger: where a corrupt file or an unwritable directory is reported (default: the console).
+    public init(directory: URL?, memoryCountLimit: Int = 200, memoryByteLimit: Int = 16 << 20, diskByteLimit: Int = 128 << 20, logger: (any NetworkLogger)? = ConsoleLogger()) {
+        self.memoryCountLimit = max(1, memoryCountLimit)
+        self.memoryByteLimit = max(1, memoryByteLimit)
+        self.diskByteLimit = max(1, diskByteLimit)
+        self.logger = logger
+        requestedDirectory = directory
+    }
+
+    /// The caches folder's `Switchboard/Responses`: ``Configuration/cache``'s default, touched only
+    /// when a request with a ``Request/cachePolicy`` uses it.
+    public static let shared = ResponseCache(directory: FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?
+        .appendingPathComponent("Switchboard/Responses", isDirectory: true))
+
+    /// The disk tier's folder, checked and scanned the first time (file work, under the lock: no
+    /// user code runs there).
+    private func diskDirectory() -> URL? {
+        var problem: String?
+        let directory = checkedDirectory.withLock { checked -> URL? in
+            if let done = checked { return done }
+            var usable: URL?
+            if let requested = requestedDirectory {
+                do {
+                    try Self.check(requested)
+                    usable = requested
+                    state.withLock { $0.files = Self.scan(requested, diskBytes: &$0.diskBytes) }
+                } catch {
+                    problem = "response cache: \(requested.path) can't be written (\(error)); caching in memory only"
+                }
+            }
+            checked = .some(usable)
+            return usable
+        }
+        // The logger is the app's code: called after the lock is let go.
+        if let problem { logger?.log(LogRecord(level: .error, requestID: 0, message: problem)) }
+        return directory
+    }
+
+    /// Creates `directory` if missing and writes a file in it; throws when it can't.
+    private static func check(_ directory: URL) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let probe = directory.appendingPathComponent(".probe-\(UUID().uuidString)")
+        try Data().write(to: probe)
+        try FileManager.default.removeItem(at: probe)
+    }
+
+    private static func scan(_ directory: URL, diskBytes: inout Int) -> [String: (size: Int, lastUse: UInt64)] {
+        var files: [String: (size: Int, lastUse: UInt64)] = [:]
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasSuffix(".cache") {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)
+            let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+            let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            files[name] = (size, UInt64(max(0, modified * 1000)))
+            diskBytes += size
+        }
+        return files
+    }
+
+    // MARK: Entries
+
+    /// The entry for `key`: from memory, else from disk (then kept in memory too).
+    func entry(for key: String) -> CachedEntry? {
+        let hit = state.withLock { memory -> CachedEntry? in
+            guard let found = memory.entries[key] else { return nil }
+            memory.clock += 1
+            memory.entries[key]?.lastUse = memory.clock
+            return found.entry
+        }
+        if let hit { return hit }
+        guard let directory = diskDirectory() else { return nil }
+        let name = Self.fileName(for: key)
+        if state.withLock({ $0.removed.contains(name) }) { return nil }
+        let url = directory.appendingPathComponent(name)
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        switch CachedEntry.decode(data) {
+        case .success(let entry) where entry.key == key:
+            remember(entry)
+            state.withLock { memory in
+                memory.clock += 1
+                memory.files[name]?.lastUse = memory.clock
+            }
+            return entry
+        case .success:
+            drop(name, because: "it holds another key (a hash collision)")
+        case .failure(let corrupt):
+            drop(name, because: corrupt.description)
+        }
+        return nil
+    }
+
+    /// Stores `entry`: in memory at once, on disk on the cache's queue.
+    func store(_ entry: CachedEntry) {
+        remember(entry)
+        guard let directory = diskDirectory() else { return }
+        _ = state.withLock { $0.removed.remove(Self.fileName(for: entry.key)) }
+        disk.async { [self] in write(entry, in: directory) }
+    }
+
+    /// Removes the entry for `key` (memory and disk).
+    func remove(key: String) {
+        let name = Self.fileName(for: key)
+        state.withLock { memory in
+            if let old = memory.entries.removeValue(forKey: key) { memory.bytes -= old.entry.size }
+            memory.removed.insert(name)
+        }
+        guard let directory = diskDirectory() else { return }
+        disk.async { [self] in deleteFile(name, in: directory) }
+    }
+
+    /// Waits until every disk write and removal asked for so far is done.
+    public func flush() {
+        disk.sync {}
+    }
+
+    private func remember(_ entry: CachedEntry) {
+        state.withLock { memory in
+            if let old = memory.entries[entry.key] { memory.bytes -= old.entry.size }
+            memory.clock += 1
+            memory.entries[entry.key] = (entry, memory.clock)
+            memory.bytes += entry.size
+            // The least recently used go first; the entry just stored stays, however large.
+            while memory.entries.count > memoryCountLimit || memory.bytes > memoryByteLimit, memory.entries.count > 1,
+                  let oldest = memory.entries.filter({ $0.key != entry.key }).min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                memory.entries.removeValue(forKey: oldest.key)
+                memory.bytes -= oldest.value.entry.size
+            }
+        }
+    }
+
+    /// On the disk queue: writes a temporary file (0600) and renames it over the entry's file, then
+    /// evicts the least recently used files over the limit.
+    private func write(_ entry: CachedEntry, in directory: URL) {
+        let name = Self.fileName(for: entry.key)
+        let target = directory.appendingPathComponent(name)
+        let temporary = directory.appendingPathComponent(".\(name).\(UUID().uuidString).tmp")
+        do {
+            let data = try entry.encoded()
+            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            guard rename(temporary.path, target.path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            let evict = state.withLock { memory -> [String] in
+                memory.diskBytes -= memory.files[name]?.size ?? 0
+                memory.clock += 1
+                memory.files[name] = (data.count, memory.clock)
+                memory.diskBytes += data.count
+                var evicted: [String] = []
+                while memory.diskBytes > diskByteLimit, memory.files.count > 1,
+                      let oldest = memory.files.filter({ $0.key != name }).min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                    memory.files.removeValue(forKey: oldest.key)
+                    memory.diskBytes -= oldest.value.size
+                    evicted.append(oldest.key)
+                }
+                return evicted
+            }
+            for old in evict { try? FileManager.default.removeItem(at: directory.appendingPathComponent(old)) }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: could not write \(target.path): \(error)"))
+        }
+    }
+
+    private func drop(_ name: String, because reason: String) {
+        logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: \(name) is not a usable entry (\(reason)); deleted, the request goes to the network"))
+        guard let directory = diskDirectory() else { return }
+        disk.async { [self] in deleteFile(name, in: directory) }
+    }
+
+    private func deleteFile(_ name: String, in directory: URL) {
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        state.withLock { memory in
+            if let old = memory.files.removeValue(forKey: name) { memory.diskBytes -= old.size }
+            memory.removed.remove(name)
+        }
+    }
+
+    static func fileName(for key: String) -> String { StableHash.hex(key) + ".cache" }
+
+    // MARK: Management
+
+    /// Removes every entry, in memory and on disk.
+    public func removeAll() {
+        state.withLock { memory in
+            memory.entries = [:]
+            memory.bytes = 0
+            memory.removed.formUnion(memory.files.keys)
+        }
+        guard let directory = diskDirectory() else { return }
+        // The files as the disk queue sees them: writes asked for before this are among them.
+        disk.async { [self] in
+            for name in state.withLock({ Array($0.files.keys) }) { deleteFile(name, in: directory) }
+        }
+    }
+
+    /// Removes the entries whose time to live has passed.
+    public func removeExpired(now: Date = Date()) {
+        state.withLock { memory in
+            let keys = memory.entries.filter { !$0.value.entry.isFresh(at: now) }.map(\.key)
+            for key in keys { memory.bytes -= memory.entries.removeValue(forKey: key)?.entry.size ?? 0 }
+        }
+        guard let directory = diskDirectory() else { return }
+        disk.async { [self] in
+            let names = state.withLock { Array($0.files.keys) }
+            for name in names {
+                guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { continue }
+                if case .success(let entry) = CachedEntry.decode(data), entry.isFresh(at: now) { continue }
+                deleteFile(name, in: directory)
+            }
+        }
+    }
+
+    /// The bytes the cache keeps: on disk when it has a directory, else in memory.
+    public var totalSize: Int {
+        let onDisk = diskDirectory() != nil
+        return state.withLock { onDisk ? $0.diskBytes : $0.bytes }
+    }
+
+    /// The number of entries in memory.
+    public var memoryCount: Int { state.withLock { $0.entries.count } }
+
+    /// Removes everything when `version` differs from the one given last time (kept in the
+    /// directory), and remembers it: call it at launch with the app's version.
+    /// - Returns: whether the cache was cleared.
+    @discardableResult
+    public func clearIfVersionChanged(_ version: String) -> Bool {
+        guard let directory = diskDirectory() else { return false }
+        let marker = directory.appendingPathComponent("version")
+        let stored = (try? String(contentsOf: marker, encoding: .utf8)) ?? ""
+        guard stored != version else { return false }
+        removeAll()
+        flush()
+        try? Data(version.utf8).write(to: marker, options: .atomic)
+        return !stored.isEmpty
+    }
+}
