@@ -109,7 +109,11 @@ import LoopbackServer
         }
         """
 
-    @Test(arguments: mustNotCompile.map(\.name))
+    /// What the compiler accepts doesn't change under a sanitizer; there the type-checks would only
+    /// take a core from the other tests for half a minute.
+    static let typeChecks = Testing.ConditionTrait.enabled(if: !(runsUnderThreadSanitizer || runsUnderAddressSanitizer), "compile-time checks: the same without a sanitizer")
+
+    @Test(typeChecks, arguments: mustNotCompile.map(\.name))
     func unsafeRegistrationsDoNotCompile(name: String) async throws {
         let snippet = try #require(Self.mustNotCompile.first { $0.name == name })
         let outcome = try await TypeChecker.check(Self.prelude + snippet.code)
@@ -121,7 +125,7 @@ import LoopbackServer
         #expect(lines.allSatisfy { $0 >= preludeLines }, "errors in the prelude: \(outcome.errors)")
     }
 
-    @Test func theDocumentedFormsCompileWithoutWarnings() async throws {
+    @Test(typeChecks) func theDocumentedFormsCompileWithoutWarnings() async throws {
         let outcome = try await TypeChecker.check(Self.prelude + Self.mustCompile)
         #expect(outcome.status == 0, "\(outcome.output)")
         #expect(outcome.warnings.isEmpty, "\(outcome.warnings)")
@@ -161,7 +165,7 @@ private let mainKey = DispatchSpecificKey<String>()
 
 /// Module-qualified names: an app with its own `Request`, `Response`, `JSON` and `Configuration`
 /// still names Switchboard's.
-@Suite(timeLimit(minutes: 2)) struct QualifiedNameTests {
+@Suite(ObserverSoundnessTests.typeChecks, timeLimit(minutes: 2)) struct QualifiedNameTests {
     @Test func switchboardsTypesQualifyInAnAppWithTypesOfTheSameNames() async throws {
         let outcome = try await TypeChecker.check("""
             import Switchboard

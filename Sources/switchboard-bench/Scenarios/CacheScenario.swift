@@ -50,6 +50,12 @@ enum CacheScenario {
         }
         disk.flush()
 
+        // For profiling: `SWITCHBOARD_BENCH_ONLY=memory` runs memory-tier hits alone, for a while.
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] == "memory" {
+            let perSend = measure(sends: 400_000, listener) { memoryClient.send(Cached(key: 0)) }
+            print("memory-tier hit: \(format(perSend, 1)) µs per send")
+            return ScenarioResult(scenario: "cache", note: "memory-tier hits only", figures: [Figure(name: "memory-tier hit", unit: "µs/send", candidate: [perSend])])
+        }
         var samples: [String: [Double]] = [:]
         for round in 0...rounds {
             let network = measure(sends: max(1, sends / 10), listener) { networkClient.send(Uncached()) }

@@ -18,6 +18,12 @@ let runsUnderThreadSanitizer = runsUnderSanitizer("__tsan_init")
 /// Whether this test binary runs under the address sanitizer.
 let runsUnderAddressSanitizer = runsUnderSanitizer("__asan_init")
 
+/// How much longer waits and time bounds are under a sanitizer: everything runs several times slower
+/// there, and a test that spends a second of CPU takes several from the others. The bounds catch
+/// hangs (a send that waits for a 60 s answer, a deadline that never fires), not slowness; scaled,
+/// each stays below what it guards against (30 s → 54 s, under a 60 s answer).
+let timeScale: Double = runsUnderThreadSanitizer || runsUnderAddressSanitizer ? 1.8 : 1
+
 /// Records an issue unless `error` matches `pattern`; returns whether it did.
 @discardableResult
 func expectError(

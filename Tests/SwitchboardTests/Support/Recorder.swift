@@ -43,7 +43,7 @@ final class MainActorListener {
 
 /// Waits (polling, bounded) until `condition` holds; returns whether it did.
 func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
+    let deadline = Date().addingTimeInterval(timeout * timeScale)
     while Date() < deadline {
         if await condition() { return true }
         try? await Task.sleep(nanoseconds: 2_000_000)
