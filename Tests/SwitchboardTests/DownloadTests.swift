@@ -213,13 +213,16 @@ import Testing
             server.serve(file, at: "/files/slow.bin")
             let client = Self.client(server, folders)
             let destination = folders.files.appendingPathComponent("slow.bin")
-            async let first = client.result(Download("/files/slow.bin", to: destination))
+            // Started from this thread (not a child task, which a busy cooperative pool may start late).
+            let first = Locked<Result<Response<Download>, NetworkError>?>(nil)
+            client.send(Download("/files/slow.bin", to: destination)) { result in first.withLock { $0 = result } }
             #expect(await eventually(timeout: 20) { file.requests.count == 1 })
             let second = await client.result(Download("/files/slow.bin", to: destination)).failure
             file.release()
             #expect(second?.invalidReason?.contains("already running") == true, "\(String(describing: second))")
-            let firstResult = await first
-            #expect((try? firstResult.get())?.fileURL != nil, "\(firstResult)")
+            #expect(await eventually(timeout: 20) { first.withLock { $0 } != nil })
+            let firstResult = first.withLock { $0 }
+            #expect((try? firstResult?.get())?.fileURL != nil, "\(String(describing: firstResult))")
             #expect(await Self.holds(destination, file))
         }
     }

@@ -107,11 +107,12 @@ import Testing
             let long = BatchRequest([Slow(ms: 60_000), Slow(ms: 60_000)], dispatcher: client)
             let events = Locked([GroupEvent]())
             long.addObserver(on: .immediate) { event in events.withLock { $0.append(event) } }
-            let task = Task { try await long.run() }
+            let ended = Locked<GroupError?>(nil)
+            long.start(failure: { error in ended.withLock { $0 = error } })  // from this thread, not a child task
             #expect(await eventually(timeout: 30) { server.hits("/delay/60000") == 2 })
             long.stop()
-            let result = await task.result
-            #expect((result.failure as? GroupError)?.isCancelled == true)
+            #expect(await eventually(timeout: 30) { ended.withLock { $0 } != nil })
+            #expect(ended.withLock { $0 }?.isCancelled == true)
             #expect(await eventually(timeout: 30) { log.events.filter(\.isTerminal).count == 2 })
             #expect(events.withLock { $0 }.first.map { if case .started = $0 { true } else { false } } == true)
             #expect(events.withLock { $0 }.last.map { if case .cancelled = $0 { true } else { false } } == true)
@@ -378,11 +379,13 @@ import Testing
             server.serve(file, at: "/files/held.bin")
             let graph = RequestGraph(dispatcher: makeClient(server))
             graph.add("a", Get("/files/held.bin").with(\.responseFormat, .data))
-            let task = Task { try await graph.run() }
+            let ended = Locked<Result<GraphResults, GroupError>?>(nil)
+            graph.start { result in ended.withLock { $0 = result } }  // from this thread, not a child task
             #expect(await eventually(timeout: 30) { file.requests.count == 1 })
             graph.add("late", Get("/users/1"))
             file.release()
-            let error = await task.result.failure as? GroupError
+            #expect(await eventually(timeout: 30) { ended.withLock { $0 } != nil })
+            let error = ended.withLock { $0 }?.failure
             #expect(error?.error.invalidReason?.contains("\"late\" was added after the graph started") == true, "\(String(describing: error))")
             #expect(server.hits("/users/1") == 0)
         }
