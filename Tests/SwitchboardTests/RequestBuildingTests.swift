@@ -228,3 +228,21 @@ import FoundationNetworking
         #expect(headers.count == 1)
     }
 }
+
+/// A path with a plain query takes the quick join; anything else the full one; both give the same URL.
+@Suite struct PathQueryJoinTests {
+    @Test(arguments: [
+        "/users/1?a=1&b=x:y", "users/1?page=2&sort=name,asc", "/json/1?key=0", "/a?b=c?d", "/a?x=(1)+2!$'*;@",
+        "/a?q=a b", "/a?q=%41", "/a?q=ü", "/?a=1", "?a=1", "/a#frag", "/a?b#c",
+    ])
+    func theQuickJoinGivesWhatTheFullOneGives(_ path: String) throws {
+        let base = URL(string: "http://127.0.0.1:8080/v2")!
+        let quick = try URLResolver.resolve(path: path, base: base, join: URLResolver.JoinBase(base, remembering: false))
+        // A base URL with a query can't take the quick join: the full one answers, the base's query first.
+        let full = try URLResolver.resolve(path: path, base: URL(string: "http://127.0.0.1:8080/v2?z=0")!)
+        var expected = URLComponents(url: full, resolvingAgainstBaseURL: false)!
+        let items = (expected.percentEncodedQueryItems ?? []).filter { $0.name != "z" }
+        expected.percentEncodedQueryItems = items.isEmpty ? nil : items
+        #expect(quick.absoluteString == expected.url!.absoluteString, "\(path)")
+    }
+}

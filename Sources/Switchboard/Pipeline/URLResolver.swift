@@ -74,15 +74,23 @@ enum URLResolver {
     /// a path of plain URL characters (letters, digits, `-._~/`, no `%`, `?` or `#`). `nil` otherwise.
     private static func simpleJoin(path: String, base: JoinBase) -> URL? {
         if let known = base.recent?.url(for: path) { return known }
-        guard path.utf8.allSatisfy(isPlainPathByte) else { return nil }
-        var relative = Substring(path)
+        // A query of plain characters (none that percent-encoding would change) may come along.
+        var pathPart = Substring(path)
+        var query: Substring?
+        if let mark = path.firstIndex(of: "?") {
+            pathPart = path[..<mark]
+            query = path[path.index(after: mark)...]
+        }
+        guard pathPart.utf8.allSatisfy(isPlainPathByte), query?.utf8.allSatisfy(isPlainQueryByte) ?? true else { return nil }
+        var relative = pathPart
         while relative.hasPrefix("/") { relative.removeFirst() }
         let joined: URL?
         if relative.isEmpty {
+            guard query == nil else { return nil }
             // The base URL itself; keep a trailing slash the path asked for, or "/" for a bare host.
             joined = URL(string: base.prefix + (path.hasSuffix("/") || !base.hasPath ? "/" : ""))
         } else {
-            joined = URL(string: base.prefix + "/" + relative)
+            joined = URL(string: base.prefix + "/" + relative + (query.map { "?" + $0 } ?? ""))
         }
         if let joined { base.recent?.remember(joined, for: path) }
         return joined
@@ -114,6 +122,12 @@ enum URLResolver {
         default:
             false
         }
+    }
+
+    /// A byte a query keeps as it is: plain path bytes and the query's own punctuation (all of
+    /// `urlQueryAllowed`, so encoding would leave the query unchanged); not `%` or `#`.
+    private static func isPlainQueryByte(_ byte: UInt8) -> Bool {
+        isPlainPathByte(byte) || "=&?:@!$'()*+,;".utf8.contains(byte)
     }
 
     /// The scheme `path` starts with (`file`, `ftp`, `data`…), per RFC 3986: a letter, then letters,

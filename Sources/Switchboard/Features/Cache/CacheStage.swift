@@ -26,7 +26,7 @@ enum CacheStage {
     static func context<R: Request>(for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?) -> CacheContext? {
         guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest),
               let key = key(for: prepared.urlRequest, policy: policy) else { return nil }
-        if !policy.cachesAuthenticatedRequests, request.credentials != nil || prepared.urlRequest.value(forHTTPHeaderField: "Authorization") != nil {
+        if !policy.cachesAuthenticatedRequests, request.credentials != nil || hasAuthorization(prepared, request, configuration) {
             return nil
         }
         var stored: CachedEntry?
@@ -39,6 +39,14 @@ enum CacheStage {
         }
         let conditional = stored.map { $0.etag != nil || $0.lastModified != nil } ?? false
         return CacheContext(cache: cache, key: key, policy: policy, appVersion: configuration.appVersion, stored: stored, conditional: conditional)
+    }
+
+    /// Whether the request carries an `Authorization` header: from our own header lists when we built
+    /// it (Foundation's header lookup costs microseconds on Linux), from the `URLRequest` when the
+    /// request made its own.
+    private static func hasAuthorization<R: Request>(_ prepared: RequestBuilder.Prepared, _ request: R, _ configuration: Configuration) -> Bool {
+        if prepared.isCustom { return prepared.urlRequest.value(forHTTPHeaderField: "Authorization") != nil }
+        return request.headers["Authorization"] != nil || configuration.defaultHeaders["Authorization"] != nil
     }
 
     /// The key: the method, the final URL (after base URL, CDN and URL filters) without the
