@@ -10,7 +10,7 @@ enum DemoRunner {
     }
 
     /// Every scenario, in order.
-    static let scenarios: [Scenario] = ObserverScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all
+    static let scenarios: [Scenario] = ObserverScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all + ToolkitScenarios.all
 
     /// Configures the shared dispatcher for `baseURL` and runs every scenario. Returns whether every
     /// expectation held.

@@ -1,7 +1,7 @@
 import Foundation
 
 extension LoopbackServer {
-    /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/concurrent/:key`, `/drip`, `/abort`, `/close`,
+    /// Installs the standard test routes: `/echo`, `/status/:code`, `/delay/:ms`, `/concurrent/:key`, `/hits`, `/drip`, `/abort`, `/close`,
     /// `/bytes/:n`, `/json/:kib`, `/small`, `/basic-auth/:user/:pass`, `/unauthorized-no-challenge`,
     /// `/redirect/:code`, `/redirect-chain/:n`, `/malformed-json`, `/wrong-content-type`, `/html`, `/gzip`, `/empty`,
     /// `/empty-json`, `/flaky/:key`, `/body-error`, `/etag/:name`, `/counter/:key`, `/set-cookie`, `/headers-size/:n`, `/large/:bytes`
@@ -25,6 +25,11 @@ extension LoopbackServer {
             request.sleep(seconds: Double(min(max(0, request.intQuery("ms") ?? 100), 60_000)) / 1000)
             core.state.withLock { $0.concurrent[key]?.now -= 1 }
             return .json(["key": key, "inProgress": now, "index": request.intQuery("i") ?? -1])
+        }
+        // How many requests reached `?path=` so far (what a server-side request counter would show).
+        route("GET", "/hits") { [core] request in
+            let path = request.queryItems["path"] ?? ""
+            return .json(["path": path, "hits": core.state.withLock { $0.hits[path] ?? 0 }])
         }
         route(nil, "/drip", StandardRoutes.drip)
         route(nil, "/abort", StandardRoutes.abort)

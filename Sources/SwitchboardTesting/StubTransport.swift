@@ -6,66 +6,97 @@ import FoundationNetworking
 #endif
 
 /// A ``Transport`` that answers from canned responses instead of the network, for testing app code
-/// (observers, view models) without a server.
+/// (observers, view models, screens) without a server.
 ///
 /// ```swift
-/// let stub = StubTransport { request in
-///     request.url?.path == "/users/1" ? .json(["user": ["name": "Ada"]]) : .status(404)
-/// }
-/// let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.test") },
-///                          transport: stub)
+/// let stub = StubTransport()
+/// stub.on(GetUserInfo.self, answer: .json(["user": ["name": "Ada"]]))
+/// stub.on("/avatars/*", answers: [.status(503), .data(png, contentType: "image/png")])   // a retry, then success
+/// let client = Dispatcher.stubbed(stub)        // a dispatcher of the test's own
 /// ```
-/// Answers are delivered asynchronously on the stub's own serial queue, after `delay` if one is set.
+/// Rules answer by request type, URL pattern or predicate; the newest rule that matches wins. A request
+/// no rule matches goes to the fallback handler given to `init`, or fails with
+/// ``NetworkError/invalidRequest(reason:)`` naming it. Every request is recorded (``recorded``).
+///
+/// Answers are delivered asynchronously on the stub's own serial queue, after their `delay`. Redirects,
+/// Basic challenges, size limits and file destinations follow ``TransferRules``, as on the network.
 public final class StubTransport: Transport {
-    /// A canned answer.
-    public struct Answer: Sendable {
-        /// The status code.
-        public var status: Int
-        /// The response headers.
-        public var headers: [String: String]
-        /// The body.
-        public var body: Data
-        /// How long to wait before answering.
-        public var delay: TimeInterval
-
-        /// Creates an answer.
-        public init(status: Int = 200, headers: [String: String] = [:], body: Data = Data(), delay: TimeInterval = 0) {
-            self.status = status
-            self.headers = headers
-            self.body = body
-            self.delay = delay
-        }
-
-        /// A JSON answer (`Content-Type: application/json`).
-        public static func json(_ value: JSON, status: Int = 200) -> Answer {
-            Answer(status: status, headers: ["Content-Type": "application/json"], body: value.serialized())
-        }
-
-        /// An empty answer with a status code.
-        public static func status(_ code: Int) -> Answer { Answer(status: code) }
-    }
-
-    private let handler: @Sendable (URLRequest) -> Result<Answer, NetworkError>
+    private let fallback: (@Sendable (URLRequest) -> Result<Answer, NetworkError>)?
     private let queue = DispatchQueue(label: "switchboard.stub-transport")
-    private let recorded = Locked<[URLRequest]>([])
+    let rules = Locked<[(id: Int, rule: Rule)]>([])
+    private let nextRuleID = Locked(0)
+    let recordedRequests = Locked<[Recorded]>([])
 
-    /// Creates a stub that answers every request with `handler`'s answer or error.
+    /// Creates a stub with no rules: add them with `on(…)`. A request no rule answers fails with
+    /// ``NetworkError/invalidRequest(reason:)``.
+    public init() {
+        fallback = nil
+    }
+
+    /// Creates a stub that answers every request no rule matches with `handler`'s answer.
     public init(_ handler: @escaping @Sendable (URLRequest) -> Answer) {
-        self.handler = { .success(handler($0)) }
+        fallback = { .success(handler($0)) }
     }
 
-    /// Creates a stub whose handler may also fail a request with a ``NetworkError``.
+    /// Creates a stub whose fallback handler may also fail a request with a ``NetworkError``.
     public init(failing handler: @escaping @Sendable (URLRequest) -> Result<Answer, NetworkError>) {
-        self.handler = handler
+        fallback = handler
     }
 
-    /// The requests performed so far, in order.
-    public var requests: [URLRequest] { recorded.withLock { $0 } }
+    /// The requests performed so far, in order (each hop of a redirect or challenge counts).
+    public var requests: [URLRequest] { recordedRequests.withLock { $0.map(\.urlRequest) } }
 
-    /// Answers from the handler, on the stub's serial queue, applying ``TransferRules`` as a network
+    /// The requests performed so far, with the Switchboard requests they came from.
+    public var recorded: [Recorded] { recordedRequests.withLock { $0 } }
+
+    /// The recorded requests that came from requests of type `R`.
+    public func recorded<R: Request>(of type: R.Type) -> [Recorded] {
+        recorded.filter { $0.origin is R }
+    }
+
+    func add(_ rule: Rule) -> StubTransport {
+        let id = nextRuleID.withLock { $0 += 1; return $0 }
+        rules.withLock { $0.append((id, rule)) }
+        return self
+    }
+
+    /// The answer for one request: the newest matching rule's, else the fallback's. Matchers and
+    /// handlers (user code) run outside every lock.
+    private func answer(for urlRequest: URLRequest, origin: (any Request)?) -> Answer {
+        recordedRequests.withLock { $0.append(Recorded(urlRequest: urlRequest, origin: origin, date: Date())) }
+        let snapshot = rules.withLock { $0 }
+        for (id, rule) in snapshot.reversed() where rule.matches(urlRequest, origin) {
+            switch rule.responder {
+            case .handler(let handler):
+                return handler(urlRequest, origin)
+            case .sequence(let answers):
+                guard let last = answers.last else { return .failure(.invalidRequest(reason: "StubTransport: a rule with no answers")) }
+                let taken = rules.withLock { rules -> Int in
+                    guard let index = rules.firstIndex(where: { $0.id == id }) else { return 0 }
+                    defer { rules[index].rule.used += 1 }
+                    return rules[index].rule.used
+                }
+                return taken < answers.count ? answers[taken] : last
+            }
+        }
+        if let fallback {
+            switch fallback(urlRequest) {
+            case .success(let answer): return answer
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .failure(.invalidRequest(reason: "StubTransport has no answer for \(urlRequest.httpMethod ?? "GET") \(urlRequest.url?.absoluteString ?? "(no URL)")"))
+    }
+
+    private static func result(_ answer: Answer) -> Result<Answer, NetworkError> {
+        if let failure = answer.failure { return .failure(failure) }
+        return .success(answer)
+    }
+
+    /// Answers from the rules, on the stub's serial queue, applying ``TransferRules`` as a network
     /// transport does: a `3xx` answer with a `Location` is followed (the handler sees the next hop), a
     /// `401` with a Basic challenge is answered once with the options' credentials, the size limit and
-    /// the head callback apply, and a file destination is written. The handler sees the body in
+    /// the head callback apply, and a file destination is written. Rules and handlers see the body in
     /// `httpBody`, whatever its kind.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let task = StubTask(queue: queue, completion: callbacks.completion)
@@ -76,9 +107,9 @@ public final class StubTransport: Transport {
             queue.async { task.finish(.failure(error)) }
             return task
         }
-        recorded.withLock { $0.append(first) }
-        let outcome = handler(first)
-        let delay: TimeInterval = (try? outcome.get().delay) ?? 0
+        let canned = answer(for: first, origin: request.origin)
+        let outcome = Self.result(canned)
+        let delay = canned.delay
         queue.asyncAfter(deadline: .now() + delay) { [self] in
             guard !task.isFinished else { return }
             task.finish(answer(request, first: (first, outcome), options: options, callbacks: callbacks))
@@ -132,9 +163,8 @@ public final class StubTransport: Transport {
                 }
             }
             if let next {
-                recorded.withLock { $0.append(next) }
                 current = next
-                outcome = handler(next)
+                outcome = Self.result(self.answer(for: next, origin: request.origin))
                 continue
             }
             if let refused = rules.admit(head, for: current, destination: request.destination) { return .failure(refused) }

@@ -17,6 +17,7 @@ struct Bench {
         ("soak", SoakScenario.run),
         ("transfer", TransferScenario.run),
         ("cache", CacheScenario.run),
+        ("coalescing", CoalescingScenario.run),
     ]
 
     static func main() async {

@@ -224,7 +224,7 @@ import Testing
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache()
-            let client = Self.client(server, cache)
+            let client = Self.client(server, cache) { $0.coalescesDuplicates = false }  // sixteen writers, not one
             let request = Counter(key: "race", policy: CachePolicy(timeToLive: 60, ignoresCache: true))
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<16 { group.addTask { _ = try? await client.response(for: request) } }

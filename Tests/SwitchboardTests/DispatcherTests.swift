@@ -59,8 +59,8 @@ import Testing
             let outcomes = Box<[String]>([])
             var client: Dispatcher? = makeClient(server)
             weak let released = client
-            for _ in 0..<3 {
-                client?.send(Get("/delay/60000")) { result in
+            for n in 0..<3 {
+                client?.send(Get("/delay/60000?n=\(n)")) { result in  // three transfers, not one shared
                     outcomes.mutate { $0.append(result.failure?.isCancelled == true ? "cancelled" : "other: \(result.failure.map { "\($0)" } ?? "success")") }
                 }
             }

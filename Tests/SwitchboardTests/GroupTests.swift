@@ -104,7 +104,7 @@ import Testing
 
             let log = EventLog<Slow>()
             client.addObserver(log, for: Slow.self, on: .immediate) { $0.record($1) }
-            let long = BatchRequest([Slow(ms: 60_000), Slow(ms: 60_000)], dispatcher: client)
+            let long = BatchRequest([Slow(ms: 60_000, tag: "a"), Slow(ms: 60_000, tag: "b")], dispatcher: client)
             let events = Locked([GroupEvent]())
             long.addObserver(on: .immediate) { event in events.withLock { $0.append(event) } }
             let ended = Locked<GroupError?>(nil)

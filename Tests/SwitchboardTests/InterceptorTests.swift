@@ -29,7 +29,8 @@ import Testing
                 try await Task.sleep(nanoseconds: 100_000_000)
                 return "T1"
             }
-            let client = makeClient(server) { $0.interceptors = [auth] }
+            // Five transfers (not one shared by five identical sends): each must see the 401 itself.
+            let client = makeClient(server) { $0.interceptors = [auth]; $0.coalescesDuplicates = false }
             let responses = try await withThrowingTaskGroup(of: Response<Get>.self) { group in
                 for _ in 0..<5 { group.addTask { try await client.response(for: Get("/secure")) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -49,7 +50,8 @@ import Testing
         try await withServer { server in
             let valid = Box("T1"), seen = Box<[String]>([])
             Self.installSecure(on: server, valid: valid, seen: seen)
-            let client = makeClient(server)
+            // Six transfers, so six sends meet the 401 and the refresh (shared, they would meet it once).
+            let client = makeClient(server) { $0.coalescesDuplicates = false }
             var failures: [String] = []
             for round in 0..<(runsUnderThreadSanitizer ? 50 : 200) {
                 // The refresh is a request of its own, as in an app, so joiners and the starter resume

@@ -172,7 +172,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server) { $0.maximumConnectionsPerHost = 2 }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<12 { group.addTask { _ = try await client.response(for: Get("/delay/50")) } }
+                for i in 0..<12 { group.addTask { _ = try await client.response(for: Get("/delay/50?i=\(i)")) } }
                 try await group.waitForAll()
             }
             #expect(server.connectionsAccepted <= 2)

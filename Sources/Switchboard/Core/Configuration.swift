@@ -116,6 +116,11 @@ public struct Configuration: Sendable {
     /// to 16, http and https).
     public var redirects: RedirectRules = .default
 
+    /// Whether identical sends in flight at the same time share one transfer, for the requests whose
+    /// ``Request/coalescesDuplicates`` says they may (by default `GET` and `HEAD`). Each send keeps its
+    /// own events, deadline and terminal event; cancelling one leaves the others waiting. Default: `true`.
+    public var coalescesDuplicates: Bool = true
+
     /// Which cookies are stored and sent. Default: ``CookiePolicy/inMemory``.
     public var cookies: CookiePolicy = .inMemory
 

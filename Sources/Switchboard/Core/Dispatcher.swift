@@ -47,6 +47,8 @@ public final class Dispatcher: Sendable {
     private let inFlight = Locked<[UInt64: any InFlightOperation]>([:])
     private let ownsTransport: Bool
     private let sweeper: DeadlineSweeper
+    /// Identical transfers in flight, shared.
+    let coalescer = Coalescer()
 
     /// Creates a dispatcher of your own.
     /// - Parameters:
@@ -60,7 +62,14 @@ public final class Dispatcher: Sendable {
         ownsTransport = transport == nil
         sweeper = DeadlineSweeper { [inFlight] now in
             let operations = inFlight.withLock { Array($0.values) }
-            for operation in operations { operation.expire(now: now) }
+            for operation in operations {
+                if let owner = operation.owner, owner.isReleased {
+                    // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user code.
+                    DispatchQueue.global().async { operation.cancel() }
+                } else {
+                    operation.expire(now: now)
+                }
+            }
             return operations.count
         }
     }
@@ -154,6 +163,7 @@ public final class Dispatcher: Sendable {
     func send<R: Request>(
         _ request: R,
         completionQueue: CallbackQueue?,
+        owner: AnyObject? = nil,
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) -> RequestHandle {
@@ -166,6 +176,8 @@ public final class Dispatcher: Sendable {
             completionQueue: completionQueue ?? configuration.callbackQueue,
             progress: progress,
             completion: completion,
+            coalescer: coalescer,
+            owner: owner,
             // The in-flight table, not the dispatcher: a send that ends after its dispatcher was
             // released must still leave it (the sweeper counts what is in it).
             onFinish: { [inFlight] id in inFlight.withLock { _ = $0.removeValue(forKey: id) } }
@@ -229,8 +241,12 @@ public final class Dispatcher: Sendable {
     public func cancelAll() {
         // They leave `inFlight` as they finish, so the sweeper still ends any whose transport never
         // reports the cancel.
-        let operations = inFlight.withLock { Array($0.values) }
-        for operation in operations { operation.cancel() }
+        for operation in operations() { operation.cancel() }
+    }
+
+    /// The sends in flight now.
+    func operations() -> [any InFlightOperation] {
+        inFlight.withLock { Array($0.values) }
     }
 
     /// The number of sends that have not finished.

@@ -94,6 +94,12 @@ public protocol Request: Sendable {
     /// `nil`, no caching.
     var cachePolicy: CachePolicy? { get }
 
+    /// Whether an identical send already in flight may carry this one: the same method, final URL,
+    /// headers, body and transfer options make one transfer, and each send still gets its own events
+    /// and terminal event (``Configuration/coalescesDuplicates`` turns it off for a whole dispatcher).
+    /// Default: `true` for `GET` and `HEAD`, `false` for every other method.
+    var coalescesDuplicates: Bool { get }
+
     /// What this request adds to the configuration's pipeline: URL filters, adapters, response hooks,
     /// monitors, a retry policy of its own. Default: nothing (``RequestPipeline/inherited``).
     var pipeline: RequestPipeline { get }
@@ -126,5 +132,6 @@ extension Request {
     public var reportsProgress: Bool { false }
     public var pipeline: RequestPipeline { RequestPipeline() }
     public var cachePolicy: CachePolicy? { nil }
+    public var coalescesDuplicates: Bool { method == .get || method == .head }
     public func makeURLRequest(baseURL: URL?) throws -> URLRequest? { nil }
 }

@@ -1,4 +1,4 @@
-/// Swift concurrency: awaiting one response, and streams of events.
+/// Swift concurrency: awaiting one response (streams of events are in `Dispatcher+Streams.swift`).
 extension Dispatcher {
     /// Sends `request` and waits for its result. Cancelling the calling task cancels the send; a task
     /// already cancelled sends nothing.
@@ -39,22 +39,6 @@ extension Dispatcher {
             link.cancel()
         }
         return try result.get()
-    }
-
-    /// A stream of every event of requests of type `R`, from now until the stream's consumer stops
-    /// (the registration then leaves the registry). Events are yielded as they happen, in order.
-    ///
-    /// ```swift
-    /// for await event in Dispatcher.shared.events(for: GetUserInfo.self) { … }
-    /// ```
-    public func events<R: Request>(
-        for type: R.Type,
-        bufferingPolicy: AsyncStream<RequestEvent<R>>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<RequestEvent<R>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: RequestEvent<R>.self, bufferingPolicy: bufferingPolicy)
-        let token = registry.add(StreamObserverEntry(registry: registry, continuation: continuation), queue: .immediate)
-        continuation.onTermination = { _ in token.cancel() }
-        return stream
     }
 }
 

@@ -105,19 +105,23 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
     }
 }
 
-/// An `AsyncStream` continuation (``Dispatcher/events(for:)``), fed immediately on the posting thread.
+/// An `AsyncStream` continuation (``Dispatcher/events(for:bufferingPolicy:replayingLast:)``), fed
+/// immediately on the posting thread, through a replay buffer when the stream replays last events.
 ///
-/// `@unchecked Sendable`: its only state is the continuation, which is `Sendable`.
+/// `@unchecked Sendable`: its state is the continuation and the buffer, both `Sendable`.
 final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendable {
     let continuation: AsyncStream<RequestEvent<R>>.Continuation
+    let replay: ReplayBuffer<RequestEvent<R>>?
 
-    init(registry: ObserverRegistry, continuation: AsyncStream<RequestEvent<R>>.Continuation) {
+    init(registry: ObserverRegistry, continuation: AsyncStream<RequestEvent<R>>.Continuation, replay: ReplayBuffer<RequestEvent<R>>? = nil) {
         self.continuation = continuation
+        self.replay = replay
         super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: nil)
     }
 
     override func deliver(_ event: RequestEvent<R>) -> Bool {
-        if !isRemoved { continuation.yield(event) }
+        guard !isRemoved else { return true }
+        if let replay { replay.offer(event, sendID: event.sendID) } else { continuation.yield(event) }
         return true
     }
 

@@ -27,6 +27,11 @@ final class ObserverRegistry: Sendable {
     }
 
     private let state: Locked<State>
+    /// Registrations on the bus of all requests, read without the lock on every post.
+    private let busListeners = AtomicCount()
+
+    /// Whether anything listens on the bus of all requests (no lock taken).
+    @usableFromInline var hasBusListeners: Bool { busListeners.value > 0 }
 
     init() {
         state = Locked(State())
@@ -37,6 +42,7 @@ final class ObserverRegistry: Sendable {
     func add(_ entry: AnyObserverEntry, queue: CallbackQueue) -> ObservationToken {
         let typeKey = entry.typeKey
         let dispatchQueue = queue.dispatchQueue
+        if typeKey == BusObserverEntry.key { busListeners.add(1) }
         state.withLock { state in
             if let existing = state.unretainedList(for: typeKey) {
                 existing._withUnsafeGuaranteedRef { $0.add(entry, queue: dispatchQueue) }
@@ -56,7 +62,9 @@ final class ObserverRegistry: Sendable {
             entry.markRemoved()
             return true
         }
-        if removed { entry.didRemove() }
+        guard removed else { return }
+        if entry.typeKey == BusObserverEntry.key { busListeners.add(-1) }
+        entry.didRemove()
     }
 
     /// Removes every entry of `owner`, for one request type or (`typeKey` nil) all of them.
@@ -76,6 +84,8 @@ final class ObserverRegistry: Sendable {
             entries.forEach { $0.markRemoved() }
             return entries
         }
+        let fromBus = removed.reduce(0) { $0 + ($1.typeKey == BusObserverEntry.key ? 1 : 0) }
+        if fromBus > 0 { busListeners.add(-fromBus) }
         removed.forEach { $0.didRemove() }
     }
 
@@ -102,6 +112,7 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: group.entries)
             }
         }
+        if hasBusListeners { postToBus(event) }
     }
 
     /// Delivers `event`, then runs `then` on `queue`: in the same block as the observers on that queue
@@ -126,6 +137,7 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: entries)
             }
         }
+        if hasBusListeners { postToBus(event) }
         if !joined { queue.run(then) }
     }
 

@@ -8,6 +8,16 @@ import FoundationNetworking
 protocol InFlightOperation: AnyObject, Sendable {
     var id: UInt64 { get }
     var isFinished: Bool { get }
+    /// `ObjectIdentifier` of the request type.
+    var requestTypeKey: ObjectIdentifier { get }
+    /// The object the send belongs to (``Dispatcher/send(_:owner:progress:completion:)``), held weakly.
+    var owner: OwnerLink? { get }
+    /// What the send is doing, for ``Dispatcher/runningRequests``.
+    var snapshot: RunningRequest { get }
+    /// The last event posted for the send (not a terminal one), if it is an event of `T`.
+    func lastEvent<T: Request>(as type: T.Type) -> RequestEvent<T>?
+    /// The last event posted for the send, erased.
+    var lastAnyEvent: AnyRequestEvent? { get }
     func cancel()
     /// Ends the send if its attempt's deadline (or a cancel's grace period) has passed by `now`
     /// (uptime nanoseconds), whatever the transport does.
@@ -68,6 +78,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var undecided: (outcome: Result<Response<R>, NetworkError>, policyDelay: TimeInterval?)?
         /// What the send does with the response cache, if anything.
         var cache: CacheContext?
+        /// The last event posted to observers before the terminal one (replayed to late subscribers).
+        var lastEvent: RequestEvent<R>?
+        /// The last progress the transport reported.
+        var progress: TransferProgress?
+        /// The URL of the current attempt's transfer.
+        var url: URL?
     }
 
     /// How long a transfer told to stop may take to report before the send ends without it.
@@ -95,6 +111,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
     /// For a ``DownloadRequest``: where the file goes and whether it resumes (read once).
     private let download: (destination: URL, resumes: Bool)?
+    /// Where identical transfers are shared, when this request may share one.
+    private let coalescer: Coalescer?
+    let owner: OwnerLink?
+    private let startedAt = Date()
 
     init(
         id: UInt64,
@@ -104,6 +124,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         completionQueue: CallbackQueue,
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?,
+        coalescer: Coalescer? = nil,
+        owner: AnyObject? = nil,
         onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
         progressHandler = progress
@@ -121,16 +143,39 @@ final class RequestOperation<R: Request>: InFlightOperation {
         monitors = Monitors(configuration.allMonitors + pipeline.monitors, id: id, request: request)
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
+        self.owner = owner.map(OwnerLink.init)
+        self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
     var isFinished: Bool {
         state.withLock { if case .finished = $0.phase { true } else { false } }
     }
 
+    var requestTypeKey: ObjectIdentifier { ObjectIdentifier(R.self) }
+
+    var snapshot: RunningRequest {
+        let (url, progress, attempts) = state.withLock { ($0.url, $0.progress, $0.attempts) }
+        return RunningRequest(id: id, request: request, url: url, startedAt: startedAt, progress: progress, attempts: attempts, hasOwner: owner != nil)
+    }
+
+    func lastEvent<T: Request>(as type: T.Type) -> RequestEvent<T>? {
+        state.withLock { $0.lastEvent } as? RequestEvent<T>
+    }
+
+    var lastAnyEvent: AnyRequestEvent? {
+        state.withLock { $0.lastEvent }.map(AnyRequestEvent.init)
+    }
+
+    /// Posts a non-terminal event, kept first as the send's last one (for late subscribers).
+    private func post(_ event: RequestEvent<R>) {
+        state.withLock { $0.lastEvent = event }
+        registry.post(event)
+    }
+
     /// Posts `started`, builds the URLRequest and hands it to `transport`.
     func start(on transport: any Transport) {
         monitors.each { $0.requestDidStart($1) }
-        registry.post(RequestEvent<R>(.started(request), sendID: id))
+        post(RequestEvent<R>(.started(request), sendID: id))
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
         let body = request.body
@@ -160,7 +205,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                     finish(.success(stored))  // no network
                     return
                 case .cachedThenLoad:
-                    registry.post(RequestEvent<R>(.cached(stored), sendID: id))
+                    post(RequestEvent<R>(.cached(stored), sendID: id))
                 default:
                     break
                 }
@@ -322,18 +367,21 @@ final class RequestOperation<R: Request>: InFlightOperation {
             maximumResponseSize: configuration.maximumResponseSize,
             redirects: configuration.redirects
         )
-        var progress: (@Sendable (TransferProgress) -> Void)?
+        // The last value is always kept (``Dispatcher/runningRequests``); observers and the send's
+        // closure get values through the gate, when they asked for progress.
+        var progress: @Sendable (TransferProgress) -> Void = { [weak self] value in self?.state.withLock { $0.progress = value } }
         var gate: ProgressGate?
         if request.reportsProgress || progressHandler != nil {
             let toObservers = request.reportsProgress
-            let post: @Sendable (TransferProgress) -> Void = { [weak self, registry, request, id, progressHandler, completionQueue] value in
+            let post: @Sendable (TransferProgress) -> Void = { [weak self, request, id, progressHandler, completionQueue] value in
                 guard let self, self.isTransferring(attempt: number) else { return }
-                if toObservers { registry.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number)) }
+                if toObservers { self.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number)) }
                 // Queued before the terminal event, which comes from this queue later: never after it.
                 if let progressHandler { completionQueue.run { progressHandler(value) } }
             }
             let admitting = ProgressGate(post)
-            (progress, gate) = ({ admitting.offer($0) }, admitting)
+            let keep = progress
+            (progress, gate) = ({ keep($0); admitting.offer($0) }, admitting)
         }
         let callbacks = TransferCallbacks(progress: progress) { [self, gate] result in
             // The last value held back by the gate goes out before the result: progress ends at the total.
@@ -343,16 +391,22 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let task: any TransportTask
         if let download {
             task = DownloadTransfer.perform(
-                urlRequest, body: prepared.body, destination: download.destination, resumes: download.resumes,
+                urlRequest, body: prepared.body, origin: request, destination: download.destination, resumes: download.resumes,
                 directory: configuration.partialDownloadsDirectory, transport: transport, options: options, callbacks: callbacks
             )
         } else {
-            task = transport.perform(TransportRequest(urlRequest, body: prepared.body), options: options, callbacks: callbacks)
+            let transportRequest = TransportRequest(urlRequest, body: prepared.body, origin: request)
+            if let coalescer, let key = CoalescingKey(transportRequest, options: options) {
+                task = coalescer.perform(transportRequest, key: key, options: options, callbacks: callbacks, on: transport)
+            } else {
+                task = transport.perform(transportRequest, options: options, callbacks: callbacks)
+            }
         }
         let (keep, stopping) = state.withLock { state -> (keep: Bool, stopping: Bool) in
             switch state.phase {
             case .starting(let attempt) where attempt == number:
                 state.phase = .running(attempt: number, task: task)
+                state.url = urlRequest.url
                 return (true, false)
             case .stopping(let attempt, _) where attempt == number:
                 return (false, true)  // cancel or deadline came while `perform` ran

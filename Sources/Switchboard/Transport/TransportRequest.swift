@@ -12,17 +12,22 @@ public struct TransportRequest: Sendable {
     public var body: TransferBody
     /// Where the response body goes.
     public var destination: ResponseDestination
+    /// The request a ``Dispatcher`` sends with this transfer (a stub answers by its type); `nil` for a
+    /// transfer started on a transport directly. With coalescing, the first of the identical sends.
+    public var origin: (any Request)?
 
     /// Creates a transport request.
     /// - Parameters:
     ///   - urlRequest: the head; with `body` `nil`, its `httpBody` (if any) is the body.
     ///   - body: the body; `nil` takes `urlRequest.httpBody`.
     ///   - destination: memory (the default) or a file.
-    public init(_ urlRequest: URLRequest, body: TransferBody? = nil, destination: ResponseDestination = .memory) {
+    ///   - origin: the request this transfer sends, if any.
+    public init(_ urlRequest: URLRequest, body: TransferBody? = nil, destination: ResponseDestination = .memory, origin: (any Request)? = nil) {
         // Not stripped of its `httpBody`: a copy of a URLRequest on Linux copies the whole request.
         self.urlRequest = urlRequest
         self.body = body ?? urlRequest.httpBody.map(TransferBody.data) ?? .none
         self.destination = destination
+        self.origin = origin
     }
 }
 

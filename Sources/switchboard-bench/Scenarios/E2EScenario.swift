@@ -109,6 +109,9 @@ enum E2EScenario {
                 $0.baseURL = server.baseURL
                 $0.maximumConnectionsPerHost = concurrency
                 $0.idleTimeout = 30
+                // Every send makes its own request, as the baselines' do (the workers send one URL, which
+                // coalescing would merge; the coalescing scenario measures that).
+                $0.coalescesDuplicates = false
             }
             let observed = Dispatcher(configuration: configuration)
             let observer = TerminalCounter()

@@ -8,8 +8,15 @@ import FoundationNetworking
 /// Switchboard's own cost per send, without a network: a transport that answers at once (on its own
 /// serial queue, with a prebuilt 40-byte JSON response) under `response(for:)` and `send` with a closure,
 /// against the same transport awaited directly. The difference is what building, the operation's
-/// state machine, validation, decoding and delivery cost per request.
+/// state machine, validation, decoding and delivery cost per request. Coalescing is on (the default);
+/// each worker sends its own URL, so it looks for a shared transfer every time and never finds one.
 enum PipelineScenario {
+    /// `/small` with the worker's number: one URL per worker.
+    struct WorkerGet: Request {
+        let worker: Int
+        var path: String { "/small?w=\(worker)" }
+    }
+
     static func run(quick: Bool) async throws -> ScenarioResult {
         let sends = quick ? 2000 : 50_000
         let rounds = quick ? 1 : 7
@@ -21,19 +28,19 @@ enum PipelineScenario {
         }
         let client = Dispatcher(configuration: configuration)
         let url = URL(string: "http://127.0.0.1:9/small")!
-        let bare: @Sendable () async -> Bool = {
+        let bare: @Sendable (Int) async -> Bool = { _ in
             await withCheckedContinuation { continuation in
                 _ = transport.perform(URLRequest(url: url), options: TransferOptions(timeout: 60)) { result in
                     continuation.resume(returning: (try? result.get())?.data.isEmpty == false)
                 }
             }
         }
-        let awaited: @Sendable () async -> Bool = {
-            (try? await client.response(for: SmallGet()))?.json["ok"] == true
+        let awaited: @Sendable (Int) async -> Bool = { worker in
+            (try? await client.response(for: WorkerGet(worker: worker)))?.json["ok"] == true
         }
-        let sent: @Sendable () async -> Bool = {
+        let sent: @Sendable (Int) async -> Bool = { worker in
             await withCheckedContinuation { continuation in
-                client.send(SmallGet()) { continuation.resume(returning: (try? $0.get())?.json["ok"] == true) }
+                client.send(WorkerGet(worker: worker)) { continuation.resume(returning: (try? $0.get())?.json["ok"] == true) }
             }
         }
         var figures: [Figure] = []
@@ -57,15 +64,15 @@ enum PipelineScenario {
     }
 
     /// CPU µs and context switches per send of `sends` sends with `concurrency` workers.
-    static func measure(_ body: @escaping @Sendable () async -> Bool, sends: Int, concurrency: Int) async throws -> (cpu: Double, switches: Double) {
+    static func measure(_ body: @escaping @Sendable (Int) async -> Bool, sends: Int, concurrency: Int) async throws -> (cpu: Double, switches: Double) {
         let counter = RunCounter(total: sends)
         let start = processCPUMicroseconds()
         let switchesStart = processContextSwitches()
         await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<concurrency {
+            for worker in 0..<concurrency {
                 group.addTask {
                     while counter.take() {
-                        if await !body() { counter.fail() }
+                        if await !body(worker) { counter.fail() }
                     }
                 }
             }

@@ -75,6 +75,7 @@ enum SoakScenario {
             $0.baseURL = server.baseURL
             $0.maximumConnectionsPerHost = concurrency
             $0.callbackQueue = .immediate
+            $0.coalescesDuplicates = false  // every send reaches the server, as the bare client's do
         })
         let immediate = ChurnObserver(), queued = ChurnObserver()
         let observerQueue = DispatchQueue(label: "soak.observer")

@@ -25,6 +25,7 @@ final class DownloadTransfer: TransportTask {
 
     private let urlRequest: URLRequest
     private let body: TransferBody?
+    private let origin: (any Request)?
     private let partial: PartialDownload
     private let resumes: Bool
     private let transport: any Transport
@@ -32,9 +33,10 @@ final class DownloadTransfer: TransportTask {
     private let callbacks: TransferCallbacks
     private let state = Locked(State())
 
-    private init(_ urlRequest: URLRequest, body: TransferBody?, partial: PartialDownload, resumes: Bool, transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks) {
+    private init(_ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)?, partial: PartialDownload, resumes: Bool, transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks) {
         self.urlRequest = urlRequest
         self.body = body
+        self.origin = origin
         self.partial = partial
         self.resumes = resumes
         self.transport = transport
@@ -45,14 +47,14 @@ final class DownloadTransfer: TransportTask {
     /// Starts the attempt; `callbacks` get the head, progress and completion as from a transport, with
     /// the complete file at the destination on success.
     static func perform(
-        _ urlRequest: URLRequest, body: TransferBody?, destination: URL, resumes: Bool, directory: URL,
+        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)? = nil, destination: URL, resumes: Bool, directory: URL,
         transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks
     ) -> any TransportTask {
         guard let url = urlRequest.url else {
             return Failed.start(.invalidRequest(reason: "the download has no URL"), callbacks)
         }
         let partial = PartialDownload(url: url, destination: destination, directory: directory)
-        let transfer = DownloadTransfer(urlRequest, body: body, partial: partial, resumes: resumes, transport: transport, options: options, callbacks: callbacks)
+        let transfer = DownloadTransfer(urlRequest, body: body, origin: origin, partial: partial, resumes: resumes, transport: transport, options: options, callbacks: callbacks)
         if partial.claim() {
             transfer.start(fromZero: !resumes)
         } else {
@@ -122,7 +124,7 @@ final class DownloadTransfer: TransportTask {
             }
         }
         let inner = transport.perform(
-            TransportRequest(request, body: body, destination: .file(partial.file, offset: requested)),
+            TransportRequest(request, body: body, destination: .file(partial.file, offset: requested), origin: origin),
             options: options,
             callbacks: TransferCallbacks(
                 head: { [self] head in decide(head) },

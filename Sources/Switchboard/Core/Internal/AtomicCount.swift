@@ -1,0 +1,25 @@
+import CSwitchboardAtomics
+
+/// A count read without a lock on a hot path (whether anyone listens on the bus of all requests): the
+/// C11 atomics of `CSwitchboardAtomics`, like ``AtomicFlag``.
+///
+/// `@unchecked Sendable`: the pointer is written only through the atomic builtins.
+package struct AtomicCount: ~Copyable, @unchecked Sendable {
+    private let storage: UnsafeMutablePointer<sb_atomic_counter>
+
+    package init() {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: sb_atomic_counter(value: 0))
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    /// Adds `delta` (which may be negative).
+    @inline(__always) package func add(_ delta: Int) { _ = sb_atomic_counter_add(storage, delta) }
+
+    /// The count now (relaxed ordering: a change made at the same moment may not be seen yet).
+    @inline(__always) package var value: Int { sb_atomic_counter_load(storage) }
+}

@@ -1,0 +1,49 @@
+import Dispatch
+
+/// A registration on the bus of all requests: it receives every event of every request type, erased
+/// to ``AnyRequestEvent`` (built once per event, and only while the bus has a listener).
+///
+/// `@unchecked Sendable`: its stored properties are immutable and `Sendable` (a `@Sendable` handler and
+/// finisher); the base class adds only an atomic flag.
+final class BusObserverEntry: AnyObserverEntry, @unchecked Sendable {
+    /// The registry key of the bus (no request type has it).
+    static var key: ObjectIdentifier { ObjectIdentifier(AnyRequestEvent.self) }
+
+    private let handler: @Sendable (AnyRequestEvent) -> Void
+    private let onRemove: (@Sendable () -> Void)?
+
+    init(registry: ObserverRegistry, handler: @escaping @Sendable (AnyRequestEvent) -> Void, onRemove: (@Sendable () -> Void)? = nil) {
+        self.handler = handler
+        self.onRemove = onRemove
+        super.init(registry: registry, typeKey: Self.key, owner: nil)
+    }
+
+    func deliver(_ event: AnyRequestEvent) {
+        if !isRemoved { handler(event) }
+    }
+
+    override func didRemove() { onRemove?() }
+}
+
+extension ObserverRegistry {
+    /// Delivers `event` to the bus's entries (the caller checked that there are some).
+    @usableFromInline
+    func postToBus<R: Request>(_ event: RequestEvent<R>) {
+        let groups = snapshot(BusObserverEntry.key)
+        guard groups.contains(where: { !$0.entries.isEmpty }) else { return }
+        let erased = AnyRequestEvent(event)
+        for group in groups where !group.entries.isEmpty {
+            let entries = group.entries
+            if let queue = group.queue {
+                queue.async { Self.deliverToBus(erased, entries) }
+            } else {
+                Self.deliverToBus(erased, entries)
+            }
+        }
+    }
+
+    private static func deliverToBus(_ event: AnyRequestEvent, _ entries: [AnyObserverEntry]) {
+        // Every entry under the bus's key is a bus entry.
+        for entry in entries { unsafeDowncast(entry, to: BusObserverEntry.self).deliver(event) }
+    }
+}

@@ -1,0 +1,212 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import SwitchboardTesting
+import Testing
+
+/// A request whose every part a coalescing test varies.
+struct Shared: Request {
+    var path: String
+    var method: HTTPMethod = .get
+    var headers: HTTPHeaders = [:]
+    var parameters: JSON? = nil
+    var parameterEncoding: ParameterEncoding? = nil
+    var timeout: TimeInterval? = nil
+    var reportsProgress = false
+    var coalesces: Bool? = nil
+    var retryPolicy: RetryPolicy? = nil
+    var coalescesDuplicates: Bool { coalesces ?? (method == .get || method == .head) }
+    var pipeline: RequestPipeline { RequestPipeline { $0.retryPolicy = retryPolicy } }
+
+    init(_ path: String) { self.path = path }
+}
+
+/// Identical requests in flight at once make one transfer; each send keeps its own events.
+@Suite(timeLimit(minutes: 2)) struct CoalescingTests {
+    @Test func hundredConcurrentIdenticalGetsMakeOneServerHitAndHundredTerminalEvents() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let recorder = RecordingObserver<Shared>()
+            recorder.observe(client)
+            let results = Box([UInt64: Result<Response<Shared>, NetworkError>]())
+            let handles = (0..<100).map { _ in
+                client.send(Shared("/concurrent/hundred?ms=2000")) { result in
+                    if case .success(let response) = result { results.mutate { $0[response.sendID] = result } }
+                    else { results.mutate { $0[UInt64.max - UInt64($0.count)] = result } }
+                }
+            }
+            let events = await recorder.waitForTerminalEvents(100, timeout: 20 * timeScale)
+            #expect(server.hits("/concurrent/hundred") == 1)
+            #expect(events.filter(\.isTerminal).count == 100)
+            #expect(Set(events.filter(\.isTerminal).map(\.sendID)) == Set(handles.map(\.id)))
+            // Each send: started, then exactly one terminal event, a success with the shared body.
+            for handle in handles {
+                let own = recorder.events(ofSend: handle.id)
+                #expect(own.count == 2)
+                #expect(own.first?.isTerminal == false)
+                #expect(own.last?.response?.json["key"] == "hundred")
+            }
+            #expect(await eventually { results.value.count == 100 })
+            #expect(results.value.values.allSatisfy { (try? $0.get()) != nil })
+            #expect(client.sharedTransferCount == 0)
+        }
+    }
+
+    @Test func cancellingOneOfTwoCoalescedSendsLeavesTheOtherToFinish() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let recorder = RecordingObserver<Shared>()
+            recorder.observe(client)
+            let first = client.send(Shared("/concurrent/pair?ms=500"))
+            let second = client.send(Shared("/concurrent/pair?ms=500"))
+            first.cancel()
+            let cancelled = try await recorder.terminalEvent(ofSend: first.id)
+            #expect(cancelled.error?.isCancelled == true)
+            let finished = try await recorder.terminalEvent(ofSend: second.id, timeout: 10 * timeScale)
+            #expect(finished.response?.json["key"] == "pair")
+            #expect(server.hits("/concurrent/pair") == 1)
+            #expect(recorder.events(ofSend: first.id).filter(\.isTerminal).count == 1)
+        }
+    }
+
+    @Test func cancellingEveryCoalescedSendCancelsTheTransferAndTheNextSendStartsAnew() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let recorder = RecordingObserver<Shared>()
+            recorder.observe(client)
+            let handles = (0..<3).map { _ in client.send(Shared("/concurrent/all?ms=60000")) }  // held until cancelled, however loaded the machine
+            #expect(await eventually { server.hits("/concurrent/all") == 1 })
+            handles.forEach { $0.cancel() }
+            let events = await recorder.waitForTerminalEvents(3)
+            #expect(events.filter(\.isTerminal).allSatisfy { $0.error?.isCancelled == true }, "\(events.map { "\($0.sendID) \($0.kind)" })")
+            #expect(client.sharedTransferCount == 0)
+            let fresh = await client.result(Shared("/concurrent/all?ms=10"))
+            #expect((try? fresh.get()) != nil)
+            #expect(server.hits("/concurrent/all") == 2)
+        }
+    }
+
+    @Test func requestsThatDifferInAnythingAreNotMerged() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            var withHeader = Shared("/concurrent/differ?ms=400")
+            withHeader.headers = ["X-Variant": "b"]
+            var otherQuery = Shared("/concurrent/differ?ms=400")
+            otherQuery.parameters = ["page": 2]
+            var post = Shared("/concurrent/differ?ms=400")
+            post.method = .post
+            post.parameters = ["a": 1]
+            post.parameterEncoding = .json
+            var postOtherBody = post
+            postOtherBody.parameters = ["a": 2]
+            postOtherBody.coalesces = true
+            var postOptIn = post
+            postOptIn.coalesces = true
+            let requests = [Shared("/concurrent/differ?ms=400"), withHeader, otherQuery, post, post, postOptIn, postOtherBody]
+            await withTaskGroup(of: Void.self) { group in
+                for request in requests { group.addTask { _ = await client.result(request) } }
+            }
+            // plain, header, query, two POSTs (not coalesced by default), the opted-in POST, the other body.
+            #expect(server.hits("/concurrent/differ") == 7)
+        }
+    }
+
+    @Test func optedInIdenticalPostsAreMergedAndOptedOutGetsAreNot() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            var post = Shared("/concurrent/optin?ms=2000")
+            post.method = .post
+            post.parameters = ["a": 1]
+            post.coalesces = true
+            var get = Shared("/concurrent/optout?ms=2000")
+            get.coalesces = false
+            let (samePost, sameGet) = (post, get)
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<3 { group.addTask { _ = await client.result(samePost) } }
+                for _ in 0..<3 { group.addTask { _ = await client.result(sameGet) } }
+            }
+            #expect(server.hits("/concurrent/optin") == 1)
+            #expect(server.hits("/concurrent/optout") == 3)
+        }
+    }
+
+    @Test func theConfigurationTurnsCoalescingOff() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.coalescesDuplicates = false }
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<4 { group.addTask { _ = await client.result(Shared("/concurrent/off?ms=300")) } }
+            }
+            #expect(server.hits("/concurrent/off") == 4)
+        }
+    }
+
+    @Test func sendsThatDoNotOverlapEachMakeATransfer() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            for _ in 0..<3 { _ = await client.result(Shared("/counter/sequential")) }
+            #expect(server.hits("/counter/sequential") == 3)
+        }
+    }
+
+    @Test func aCoalescedSendKeepsItsOwnDeadline() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let recorder = RecordingObserver<Shared>()
+            recorder.observe(client)
+            var short = Shared("/concurrent/deadline?ms=4000")
+            short.timeout = 0.5
+            let patient = client.send(Shared("/concurrent/deadline?ms=4000"))
+            let hasty = client.send(short)
+            let timedOut = try await recorder.terminalEvent(ofSend: hasty.id, timeout: 5 * timeScale)
+            #expect(timedOut.error.map { if case .timedOut = $0 { true } else { false } } == true)
+            let finished = try await recorder.terminalEvent(ofSend: patient.id, timeout: 10 * timeScale)
+            #expect(finished.response != nil)
+            #expect(server.hits("/concurrent/deadline") == 1)
+        }
+    }
+
+    @Test func aSharedFailureReachesEverySendAndEachRetriesOnItsOwn() async throws {
+        let stub = StubTransport()
+        stub.on(Shared.self, answers: [.status(503, delay: 1.5), .json(["ok": true])])
+        let client = Dispatcher.stubbed(stub)
+        var request = Shared("/retry")
+        request.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0)
+        async let first = client.result(request)
+        async let second = client.result(request)
+        let results = await [first, second]
+        // One 503 shared by both sends; then each retries (their retries may share a transfer again).
+        #expect(results.allSatisfy { (try? $0.get())?.attempts == 2 })
+        #expect((2...3).contains(stub.recorded(of: Shared.self).count))
+    }
+
+    @Test func everyCoalescedSendGetsProgress() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let seen = Box([UInt64: Int64]())
+            var request = Shared("/drip?chunks=4&interval=100&size=1000")
+            request.reportsProgress = true
+            let handles = (0..<2).map { _ in
+                client.send(request, progress: { _ in }) { _ in }
+            }
+            client.addObserver(seen, for: Shared.self, on: .immediate) { seen, event in
+                if let progress = event.progress { seen.mutate { $0[event.sendID] = max($0[event.sendID] ?? 0, progress.bytesReceived) } }
+            }
+            #expect(await eventually(timeout: 10 * timeScale) { handles.allSatisfy(\.isFinished) })
+            #expect(server.hits("/drip") == 1)
+            for handle in handles { #expect(seen.value[handle.id] == 4000) }
+        }
+    }
+
+    @Test func stubbedSendsAreCoalescedToo() async throws {
+        let stub = StubTransport()
+        stub.on(Shared.self, answer: .json(["ok": true], delay: 1.5))
+        let client = Dispatcher.stubbed(stub)
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<5 { group.addTask { _ = await client.result(Shared("/same")) } }
+        }
+        #expect(stub.recorded(of: Shared.self).count == 1)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import LoopbackServer
+import Switchboard
+import SwitchboardTesting
+import Testing
+
+/// Streams per request type and the bus of all requests.
+@Suite(timeLimit(minutes: 2)) struct EventStreamTests {
+    private func stubbedClient(delay: TimeInterval = 0) -> (StubTransport, Dispatcher) {
+        let stub = StubTransport()
+        stub.on(Ping.self, answer: .json(["ping": true], delay: delay))
+        stub.on(Pong.self, answer: .status(500))
+        return (stub, Dispatcher.stubbed(stub))
+    }
+
+    @Test func theBusCarriesEveryEventOfEveryType() async throws {
+        let (_, client) = stubbedClient()
+        let stream = client.allEvents()
+        let ping = client.send(Ping())
+        let pong = client.send(Pong())
+        var seen: [String] = []
+        for await event in stream {
+            seen.append("\(event.requestTypeName) \(event.sendID) \(event.isTerminal)")
+            if seen.count == 4 { break }
+        }
+        #expect(Set(seen) == ["Ping \(ping.id) false", "Ping \(ping.id) true", "Pong \(pong.id) false", "Pong \(pong.id) true"])
+    }
+
+    @Test func busEventsTypeBackToTheirRequestType() async throws {
+        let (_, client) = stubbedClient()
+        let events = Box([AnyRequestEvent]())
+        let token = client.addObserverForAllRequests(on: .immediate) { event in events.mutate { $0.append(event) } }
+        _ = await client.result(Ping())
+        _ = await client.result(Pong())
+        #expect(await eventually { events.value.filter(\.isTerminal).count == 2 })
+        let terminal = events.value.filter(\.isTerminal)
+        #expect(terminal[0].typed(Ping.self)?.response?.json["ping"] == true)
+        #expect(terminal[0].typed(Pong.self) == nil)
+        #expect(terminal[1].error?.statusCode == 500)
+        #expect(terminal[1].description.hasPrefix("Pong #"))
+        token.cancel()
+        _ = await client.result(Ping())
+        #expect(events.value.count == 4)
+    }
+
+    @Test func streamsEndWhenTheDispatcherIsReleased() async throws {
+        var client: Dispatcher? = stubbedClient().1
+        let typed = client!.events(for: Ping.self)
+        let all = client!.allEvents()
+        client = nil
+        var count = 0
+        for await _ in typed { count += 1 }
+        for await _ in all { count += 1 }
+        #expect(count == 0)
+    }
+
+    @Test func bufferingNewestKeepsOnlyTheLatestEvents() async throws {
+        let (_, client) = stubbedClient()
+        let stream = client.events(for: Ping.self, bufferingPolicy: .bufferingNewest(2))
+        for n in 0..<5 { _ = await client.result(Ping(n: n)) }
+        var kept: [Int] = []
+        for await event in stream {
+            kept.append(event.request.n)
+            if kept.count == 2 { break }
+        }
+        #expect(kept == [4, 4])  // the started and terminal events of the last send
+    }
+
+    @Test func aLateSubscriberGetsTheLastEventOfARunningSendReplayed() async throws {
+        let (_, client) = stubbedClient(delay: 0.5)
+        let running = client.send(Ping(n: 7))
+        let replaying = client.events(for: Ping.self, replayingLast: true)
+        let plain = client.events(for: Ping.self)
+        var replayed: [String] = []
+        for await event in replaying {
+            replayed.append("\(event.sendID) \(event.isTerminal)")
+            if event.isTerminal { break }
+        }
+        #expect(replayed == ["\(running.id) false", "\(running.id) true"])
+        var live: [Bool] = []
+        for await event in plain {
+            live.append(event.isTerminal)
+            if event.isTerminal { break }
+        }
+        #expect(live == [true])  // without replay, only what happens after subscribing
+    }
+
+    @Test func theBusReplaysToo() async throws {
+        let (_, client) = stubbedClient(delay: 0.5)
+        let running = client.send(Ping())
+        var seen: [String] = []
+        for await event in client.allEvents(replayingLast: true) {
+            seen.append("\(event.sendID) \(event.isTerminal)")
+            if event.isTerminal { break }
+        }
+        #expect(seen == ["\(running.id) false", "\(running.id) true"])
+    }
+
+    @Test func replayNeverDuplicatesOrReordersUnderConcurrentSends() async throws {
+        let (_, client) = stubbedClient(delay: 0.05)
+        let sends = Task.detached {
+            for _ in 0..<40 { client.send(Ping()); try? await Task.sleep(nanoseconds: 2_000_000) }
+        }
+        try await Task.sleep(nanoseconds: 30_000_000)
+        let stream = client.events(for: Ping.self, replayingLast: true)
+        await sends.value
+        var perSend: [UInt64: [Bool]] = [:]
+        var collected = 0
+        for await event in stream {
+            perSend[event.sendID, default: []].append(event.isTerminal)
+            collected += 1
+            if client.inFlightCount == 0, perSend.values.allSatisfy({ $0.last == true }) { break }
+            if collected > 200 { break }
+        }
+        for (_, kinds) in perSend {
+            #expect(kinds.filter { $0 }.count == 1)
+            #expect(kinds.last == true)
+            #expect(kinds.count <= 2)
+        }
+    }
+}
