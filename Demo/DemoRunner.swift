@@ -12,10 +12,17 @@ enum DemoRunner {
     /// Every scenario, in order.
     static let scenarios: [Scenario] = ObserverScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all + ToolkitScenarios.all
 
-    /// Configures the shared dispatcher for `baseURL` and runs every scenario. Returns whether every
-    /// expectation held.
+    /// The transport every scenario's dispatcher uses (`swift run Demo --curl` picks libcurl's).
+    nonisolated(unsafe) static var transport = TransportFactory.urlSession
+
+    /// Configures the shared dispatcher for `baseURL` (and ``transport``) and runs every scenario.
+    /// Returns whether every expectation held.
     static func run(baseURL: URL, transcript: Transcript) async -> Bool {
-        Dispatcher.shared.updateConfiguration { $0.baseURL = baseURL }
+        let transport = transport
+        Dispatcher.shared.updateConfiguration {
+            $0.baseURL = baseURL
+            $0.transport = transport
+        }
         for (index, scenario) in scenarios.enumerated() {
             transcript.say("")
             transcript.say("== \(index + 1). \(scenario.title)")

@@ -24,6 +24,7 @@ enum CacheScenarios {
             }
             let client = Dispatcher(configuration: Configuration {
                 $0.baseURL = server.baseURL
+                $0.transport = DemoRunner.transport
                 $0.cache = ResponseCache(directory: folder)
             })
             let screen = UserScreen()

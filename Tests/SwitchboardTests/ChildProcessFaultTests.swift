@@ -6,8 +6,8 @@ import Testing
 /// Fault cases that kill the process on the platform's URLSession, run in a child process
 /// (`switchboard-probe`) so the suite survives them: each must end in a typed failure, or in the
 /// known crash of FoundationNetworking (swift-corelibs-foundation#5285, fixed in Swift 6.4), which is
-/// recorded. Anything else — a hang, a success, another crash — fails the test. (The libcurl
-/// transport will be checked to survive them once it exists.)
+/// recorded. Anything else — a hang, a success, another crash — fails the test. The libcurl
+/// transport survives them in this very process.
 @Suite(.serialized, timeLimit(minutes: 2)) struct ChildProcessFaultTests {
     /// How a probe ended.
     struct Outcome {
@@ -87,6 +87,16 @@ import Testing
             } else {
                 #expect(outcome.status == 0 && outcome.output.hasPrefix("failed "), "\(name): expected a typed failure, got \(outcome.output) \(outcome.errors.suffix(300))")
             }
+        }
+    }
+
+    @Test(arguments: cases.indices) func theLibcurlTransportSurvivesTheSameCasesInProcess(_ index: Int) async throws {
+        guard TransportUnderTest.network.contains(.curl) else { return }  // no libcurl here
+        let (name, bytes) = Self.cases[index]
+        try await withServer { server in
+            server.route("GET", "/cut") { _ in ServerResponse(status: 200, body: .raw(Data(bytes.utf8))) }
+            let error = await makeClient(server) { $0.transport = .curl }.result(Get("/cut").with(\.timeout, 10)).failure
+            #expect(error?.urlErrorCode != nil, "\(name) on libcurl: expected a transport error, got \(String(describing: error))")
         }
     }
 

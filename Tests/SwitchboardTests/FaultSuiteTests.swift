@@ -100,13 +100,14 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(name: "redirect without a Location", answer: raw("HTTP/1.1 302 Found\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .transport(.badServerResponse)),
     ]
 
-    @Test(arguments: faults)
-    func eachFaultEndsOnceInItsTypedOutcome(fault: Fault) async throws {
+    @Test(arguments: faults, TransportUnderTest.network)
+    func eachFaultEndsOnceInItsTypedOutcome(fault: Fault, transport: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/fault") { _ in ServerResponse(status: 200, body: fault.answer) }
             let client = makeClient(server) {
                 $0.maximumResponseSize = fault.maximumResponseSize
                 $0.idleTimeout = 5
+                $0.transport = transport.factory
             }
             let terminals = Box(0)
             client.addObserver(terminals, for: Get.self, on: .immediate) { box, event in
@@ -115,19 +116,23 @@ struct Fault: Sendable, CustomStringConvertible {
             let started = Date()
             let request = Get("/fault").with(\.timeout, fault.timeout).with(\.responseFormat, fault.name.contains("gzip") ? .data : .json)
             let result = await client.result(request)
-            #expect(fault.matches(result), "\(fault.name): got \(result)")
-            #expect(Date().timeIntervalSince(started) < (max(20, fault.timeout * 4)) * timeScale, "\(fault.name) took too long")
+            #expect(fault.matches(result), "\(fault.name) on \(transport): got \(result)")
+            #expect(Date().timeIntervalSince(started) < (max(20, fault.timeout * 4)) * timeScale, "\(fault.name) on \(transport) took too long")
             try await Task.sleep(nanoseconds: 50_000_000)
-            #expect(terminals.value == 1, "\(fault.name): \(terminals.value) terminal events")
+            #expect(terminals.value == 1, "\(fault.name) on \(transport): \(terminals.value) terminal events")
         }
     }
 
-    @Test func aRefusedConnectionIsCannotConnect() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRefusedConnectionIsCannotConnect(transport: TransportUnderTest) async throws {
         // A port nothing listens on, and that no parallel test's server can take meanwhile (a port
         // merely closed could be, and was: a 404 from another test's server).
         let refusing = try RefusingPort()
         let port = refusing.port
-        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:\(port)"); $0.callbackQueue = .immediate })
+        let client = Dispatcher(configuration: Configuration {
+            $0.baseURL = URL(string: "http://127.0.0.1:\(port)")
+            $0.callbackQueue = .immediate
+            $0.transport = transport.factory
+        })
         defer { withExtendedLifetime(refusing) {} }
         let error = await client.result(Get("/x").with(\.timeout, 10)).failure
         guard case .transport(let urlError) = error else {
@@ -137,10 +142,10 @@ struct Fault: Sendable, CustomStringConvertible {
         #expect(urlError.code == .cannotConnectToHost, "\(urlError.code.rawValue)")
     }
 
-    @Test func aRedirectLoopEndsInTooManyRedirects() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRedirectLoopEndsInTooManyRedirects(transport: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/loop") { _ in ServerResponse(status: 302, headers: [("Location", "/loop")]) }
-            let error = await makeClient(server).result(Get("/loop")).failure
+            let error = await makeClient(server) { $0.transport = transport.factory }.result(Get("/loop")).failure
             guard case .transport(let urlError) = error else {
                 Issue.record("expected a transport error, got \(String(describing: error))")
                 return

@@ -11,6 +11,10 @@ import Testing
 /// The httpbin server the interop suite talks to, from `HTTPBIN_URL`.
 let httpbinURL: URL? = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:))
 
+/// The transport of the interop suites: URLSession, or libcurl's with `SWITCHBOARD_INTEROP_TRANSPORT=curl`
+/// (`.ci/run` runs the suites both ways).
+let interopTransport: TransportFactory = ProcessInfo.processInfo.environment["SWITCHBOARD_INTEROP_TRANSPORT"] == "curl" ? .curl : .urlSession
+
 @Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), timeLimit(minutes: 1))
 struct InteropTests {
     static var baseURL: URL? { httpbinURL }
@@ -20,6 +24,7 @@ struct InteropTests {
         var configuration = Configuration()
         configuration.baseURL = base
         configuration.callbackQueue = .immediate
+        configuration.transport = interopTransport
         configure(&configuration)
         return Dispatcher(configuration: configuration)
     }

@@ -22,6 +22,7 @@ struct InteropTransferTests {
         return Dispatcher(configuration: Configuration {
             $0.baseURL = base
             $0.callbackQueue = .immediate
+            $0.transport = interopTransport
             configure(&$0)
         })
     }

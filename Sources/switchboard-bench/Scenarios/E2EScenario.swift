@@ -136,10 +136,34 @@ enum E2EScenario {
                 }
             })
 
+            // The same two through the libcurl transport, where libcurl loads.
+            var curlVariants: [Variant] = []
+            if let curl = try? TransportFactory.curlIfAvailable() {
+                var curlConfiguration = configuration
+                curlConfiguration.transport = curl
+                let curlObserved = Dispatcher(configuration: curlConfiguration)
+                curlObserved.addObserver(observer, for: SmallGet.self, on: .main) { $0.changed($1) }
+                curlVariants.append(("libcurl: send + observer", { counter, _ in
+                    while counter.take() {
+                        let ok = await withCheckedContinuation { continuation in
+                            curlObserved.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+                        }
+                        if !ok { counter.fail() }
+                    }
+                }))
+                let curlAwaited = Dispatcher(configuration: curlConfiguration)
+                curlVariants.append(("libcurl: response(for:)", { counter, _ in
+                    while counter.take() {
+                        let response = try? await curlAwaited.response(for: SmallGet())
+                        if response?.json["ok"] != true { counter.fail() }
+                    }
+                }))
+            }
+
             // SWITCHBOARD_BENCH_ONLY=<variant name> runs one client alone (for profiling runs).
             let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"]
             if let only {
-                let chosen = [raw, rawMain, bare, send, async].filter { $0.name == only }
+                let chosen = ([raw, rawMain, bare, send, async] + curlVariants).filter { $0.name == only }
                 guard !chosen.isEmpty else { throw BenchError("SWITCHBOARD_BENCH_ONLY: no client named \(only)") }
                 for variant in chosen {
                     let run = try await measure(variant, requests: requests, concurrency: concurrency)
@@ -151,7 +175,7 @@ enum E2EScenario {
             }
             // SWITCHBOARD_BENCH_CLIENTS=<name>,<name> compares only those clients with URLSession.
             let names = try environmentList("SWITCHBOARD_BENCH_CLIENTS")
-            let all = [raw, rawMain, bare, send, async]
+            let all = [raw, rawMain, bare, send, async] + curlVariants
             if let unknown = names?.first(where: { name in !all.contains { $0.name == name } }) {
                 throw BenchError("SWITCHBOARD_BENCH_CLIENTS: no client named \(unknown); choose from \(all.map(\.name).joined(separator: ", "))")
             }
@@ -167,6 +191,13 @@ enum E2EScenario {
                     samples[variant.name, default: ([], [], [])].rate.append(run.rate)
                     samples[variant.name, default: ([], [], [])].cpu.append(run.cpu)
                     samples[variant.name, default: ([], [], [])].switches.append(run.switches)
+                }
+                // The command-line tool on the same server: an outside reference for the libcurl rows.
+                if !curlVariants.isEmpty, CurlCommandLine.isAvailable, names == nil {
+                    let run = try CurlCommandLine.measure(url, requests: requests, concurrency: concurrency)
+                    samples["curl --parallel", default: ([], [], [])].rate.append(run.rate)
+                    samples["curl --parallel", default: ([], [], [])].cpu.append(run.cpu)
+                    samples["curl --parallel", default: ([], [], [])].switches.append(run.switches)
                 }
             }
             session.invalidateAndCancel()
@@ -184,12 +215,16 @@ enum E2EScenario {
                     figures.append(Figure(name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.10×"))
                 }
             }
-            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)"] {
+            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl: send + observer", "libcurl: response(for:)", "curl --parallel"] {
                 guard let candidate = samples[name] else { continue }
-                // The targets are Switchboard's; the other two rows are references.
+                // The targets are Switchboard's; the other rows are references. The libcurl transport's
+                // targets (issue #14) hold at concurrency 8 and 64.
                 let isSwitchboard = name == "send + observer" || name == "response(for:)"
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: isSwitchboard ? "≥ 0.95×" : nil))
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: isSwitchboard ? "≤ 1.10×" : nil))
+                let isCurl = name.hasPrefix("libcurl") && concurrency >= 8
+                let rateTarget = isSwitchboard ? "≥ 0.95×" : isCurl ? "≥ 8×" : nil
+                let cpuTarget = isSwitchboard ? "≤ 1.10×" : isCurl ? "≤ 0.15×" : nil
+                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: rateTarget))
+                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: cpuTarget))
                 figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "switches/req", candidate: candidate.switches, baseline: baseline.switches, baselineName: "URLSession"))
             }
             blackHole &+= observer.value

@@ -6,21 +6,48 @@ import FoundationNetworking
 import LoopbackServer
 import Switchboard
 import SwitchboardTesting
+import Testing
 
-/// The transports the conformance suite runs against: every transport the package has. (The libcurl
-/// transport joins when it lands.)
-enum TransportUnderTest: String, CaseIterable, Sendable {
+/// The transports the conformance suite runs against: every transport the package has.
+enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// `URLSessionTransport` over real sockets to the loopback servers.
     case urlSession
     /// `StubTransport` answering from the same servers' routes in-process, without a socket: the
     /// transport-independent rules must hold there as well.
     case stub
+    /// `CurlTransport` (libcurl's multi interface) over real sockets, where libcurl loads (Linux).
+    case curl
+
+    /// Every kind usable here (the libcurl transport only where libcurl loads).
+    static var allCases: [TransportUnderTest] {
+        (try? TransportFactory.curlIfAvailable()) == nil ? [.urlSession, .stub] : [.urlSession, .stub, .curl]
+    }
+
+    /// The kinds that use sockets: what the fault suite, idle timeouts and content decoding need.
+    static var network: [TransportUnderTest] { allCases.filter { $0 != .stub } }
+
+    var testDescription: String { rawValue }
 
     /// A transport of this kind that reaches `servers` (by port).
     func make(_ servers: [LoopbackServer], configuration: Configuration = Configuration()) -> any Transport {
         switch self {
         case .urlSession: URLSessionTransport(configuration: configuration)
         case .stub: Self.inProcess(servers)
+        case .curl:
+            #if canImport(Glibc)
+            // Only listed where libcurl loads.
+            (try? CurlTransport(configuration: configuration)) ?? URLSessionTransport(configuration: configuration)
+            #else
+            URLSessionTransport(configuration: configuration)
+            #endif
+        }
+    }
+
+    /// The factory for a dispatcher's configuration (the network kinds).
+    var factory: TransportFactory {
+        switch self {
+        case .urlSession, .stub: .urlSession
+        case .curl: .curl
         }
     }
 

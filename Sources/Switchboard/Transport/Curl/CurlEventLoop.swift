@@ -1,0 +1,135 @@
+#if canImport(Glibc)
+import Dispatch
+import Foundation
+
+/// One libcurl multi handle driven by one thread of its own: every transfer of a ``CurlTransport``
+/// runs here, and every callback of those transfers is called from this thread, one at a time.
+///
+/// Other threads never touch the multi handle or an easy handle: they leave starts and cancels in the
+/// inbox (a lock) and wake the thread with `curl_multi_wakeup`, the one libcurl call that is safe from
+/// any thread.
+///
+/// `@unchecked Sendable`: `inbox` is behind its lock; `running` and the handles are touched only by the
+/// loop thread (after `init`, which finishes before the thread starts).
+final class CurlEventLoop: @unchecked Sendable {
+    private struct Inbox {
+        var starts: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
+        var stopping = false
+    }
+
+    let curl: CurlLibrary
+    private let multi: CurlLibrary.Handle
+    private let inbox = Locked(Inbox())
+    /// The transfers whose current hop is in the multi handle, by easy handle. Loop thread only.
+    private var running: [CurlLibrary.Handle: CurlTransfer] = [:]
+
+    init(curl: CurlLibrary, maximumConnectionsPerHost: Int) throws(CurlLoadError) {
+        guard let multi = curl.multiInit() else { throw CurlLoadError(reason: "curl_multi_init failed") }
+        self.curl = curl
+        self.multi = multi
+        _ = curl.multiSetLong(multi, CurlConstant.multiOptPipelining, CurlConstant.pipeMultiplex)
+        _ = curl.multiSetLong(multi, CurlConstant.multiOptMaxHostConnections, max(1, maximumConnectionsPerHost))
+        // The thread holds the loop until `stop()` ends it.
+        let thread = Thread { [self] in run() }
+        thread.name = "switchboard.curl"
+        thread.start()
+    }
+
+    /// Hands a transfer to the loop (from any thread).
+    func start(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.starts.append(transfer) }
+        _ = curl.multiWakeup(multi)
+    }
+
+    /// Asks the loop to cancel a transfer (from any thread); its completion reports `cancelled`.
+    func cancel(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.cancels.append(transfer) }
+        _ = curl.multiWakeup(multi)
+    }
+
+    /// Ends the loop: running transfers end `cancelled`, the multi handle is cleaned up, the thread exits.
+    func stop() {
+        inbox.withLock { $0.stopping = true }
+        _ = curl.multiWakeup(multi)
+    }
+
+    private func run() {
+        var active: Int32 = 0
+        var ready: Int32 = 0
+        while true {
+            let work = inbox.withLock { inbox -> Inbox in
+                defer { inbox.starts = []; inbox.cancels = [] }
+                return inbox
+            }
+            for transfer in work.starts { begin(transfer) }
+            for transfer in work.cancels { end(transfer, .failure(.cancelled)) }
+            if work.stopping {
+                for transfer in Array(running.values) { end(transfer, .failure(.cancelled)) }
+                // Transfers started after the stop have no hop in the multi handle: they end here too.
+                for transfer in inbox.withLock({ $0.starts }) { transfer.finish(.failure(.cancelled)) }
+                _ = curl.multiCleanup(multi)
+                return
+            }
+            _ = curl.multiPerform(multi, &active)
+            collectFinished()
+            if !inbox.withLock({ $0.starts.isEmpty && $0.cancels.isEmpty && !$0.stopping }) { continue }
+            // Sleeps until a socket is ready, libcurl's next timeout, a wake-up, or a second.
+            _ = curl.multiPoll(multi, nil, 0, 1000, &ready)
+        }
+    }
+
+    /// Starts a transfer's first hop.
+    private func begin(_ transfer: CurlTransfer) {
+        guard !transfer.isFinished else { return }  // cancelled before it started
+        switch transfer.makeHop() {
+        case .success(let easy):
+            attach(easy, transfer)
+        case .failure(let error):
+            transfer.finish(.failure(error))
+        }
+    }
+
+    private func attach(_ easy: CurlLibrary.Handle, _ transfer: CurlTransfer) {
+        running[easy] = transfer
+        if curl.multiAdd(multi, easy) != 0 {
+            running[easy] = nil
+            transfer.releaseHop()
+            transfer.finish(.failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))))
+        }
+    }
+
+    /// Removes a transfer's hop (if it has one in the multi handle) and ends it with `result`.
+    private func end(_ transfer: CurlTransfer, _ result: Result<TransportResponse, NetworkError>) {
+        if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
+            _ = curl.multiRemove(multi, easy)
+        }
+        transfer.releaseHop()
+        transfer.finish(result)
+    }
+
+    /// Reads libcurl's "done" messages: each hop that ended goes on to its next hop or ends its transfer.
+    private func collectFinished() {
+        var left: Int32 = 0
+        while let message = curl.multiInfoRead(multi, &left) {
+            // struct CURLMsg { CURLMSG msg; CURL *easy_handle; union { void *whatever; CURLcode result; } data; }
+            let kind = message.load(as: Int32.self)
+            let pointerSize = MemoryLayout<UnsafeRawPointer>.size
+            guard kind == CurlConstant.messageDone,
+                let easy = message.load(fromByteOffset: pointerSize, as: CurlLibrary.Handle?.self)
+            else { continue }
+            let code = message.load(fromByteOffset: 2 * pointerSize, as: Int32.self)
+            guard let transfer = running.removeValue(forKey: easy) else { continue }
+            _ = curl.multiRemove(multi, easy)
+            switch transfer.hopEnded(code) {
+            case .next:
+                transfer.releaseHop()
+                begin(transfer)
+            case .finished(let result):
+                transfer.releaseHop()
+                transfer.finish(result)
+            }
+        }
+    }
+}
+#endif

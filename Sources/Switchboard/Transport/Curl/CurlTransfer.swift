@@ -1,0 +1,438 @@
+#if canImport(Glibc)
+import Foundation
+import FoundationNetworking
+
+/// One transfer on the libcurl transport: its hops (redirects and a challenge's answer are hops of
+/// their own, decided by ``TransferRules`` above libcurl, whose own redirect following is off), the
+/// response head parsed from libcurl's header lines, the body into memory or a file, the upload
+/// from memory, a file or a stream.
+///
+/// `@unchecked Sendable`: everything but `finished` is touched only by the loop thread (the transfer
+/// is handed to it through the inbox's lock, before which only `init` ran); `finished` is atomic.
+final class CurlTransfer: @unchecked Sendable {
+    enum HopEnd {
+        /// Start the next hop (a redirect or a challenge's answer).
+        case next
+        case finished(Result<TransportResponse, NetworkError>)
+    }
+
+    /// What the current hop's response is for.
+    private enum Mode {
+        /// The head hasn't ended yet.
+        case head
+        /// A redirect or challenge to follow once this response ends: its body is discarded.
+        case followWith(URLRequest, TransferBody)
+        /// The final response: its body goes to the destination.
+        case receiving
+        /// Stopped by a rule or a callback's decision: the transfer ends with this error.
+        case failed(NetworkError)
+    }
+
+    let curl: CurlLibrary
+    private let request: TransportRequest
+    private let rules: TransferRules
+    private let callbacks: TransferCallbacks
+    private let cookieJar: HTTPCookieStorage?
+    private let idleTimeout: TimeInterval
+    private let start = Date()
+    private let finishedFlag = AtomicFlag()
+
+    // The current hop (loop thread only).
+    private(set) var easy: CurlLibrary.Handle?
+    private var headerList: CurlLibrary.Handle?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlConstant.errorSize)
+    private var current: URLRequest
+    private var currentBody: TransferBody
+    private var redirects = 0
+    private var challenges = 0
+    private var upload: UploadSource?
+    private var mode = Mode.head
+
+    // The response being read.
+    private var status = 0
+    private var httpVersion = "HTTP/1.1"
+    private var fields: [(name: String, value: String)] = []
+    private var head: HTTPURLResponse?
+    private var data = Data()
+    private var file: FileHandle?
+    private var pending = Data()
+    private var bytesReceived: Int64 = 0
+    private var expectedToReceive: Int64?
+    private var bytesSent: Int64 = 0
+    private var firstByte: TimeInterval?
+
+    init(curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval) {
+        self.curl = curl
+        self.request = request
+        rules = TransferRules(options)
+        self.callbacks = callbacks
+        self.cookieJar = cookieJar
+        self.idleTimeout = idleTimeout
+        current = request.urlRequest
+        currentBody = request.body
+        errorBuffer.initialize(repeating: 0, count: CurlConstant.errorSize)
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    var isFinished: Bool { finishedFlag.isSet }
+
+    /// Calls the completion, the first time only.
+    func finish(_ result: Result<TransportResponse, NetworkError>) {
+        guard finishedFlag.testAndSet() else { return }
+        try? file?.close()
+        file = nil
+        callbacks.completion(result)
+    }
+
+    // MARK: Hops
+
+    /// Makes the easy handle of the current hop, configured.
+    func makeHop() -> Result<CurlLibrary.Handle, NetworkError> {
+        if let invalid = rules.check(currentBody) { return .failure(invalid) }
+        guard let url = current.url, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
+            return .failure(.transport(URLError(.unsupportedURL)))
+        }
+        guard let easy = curl.easyInit() else { return .failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"]))) }
+        self.easy = easy
+        resetResponse()
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        setString(CurlConstant.optURL, url.absoluteString)
+        _ = curl.setPointer(easy, CurlConstant.optErrorBuffer, errorBuffer)
+        _ = curl.setLong(easy, CurlConstant.optNoSignal, 1)
+        _ = curl.setLong(easy, CurlConstant.optNoProgress, 1)
+        _ = curl.setLong(easy, CurlConstant.optFollowLocation, 0)
+        _ = curl.setLong(easy, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
+        _ = curl.setLong(easy, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
+        _ = curl.setLong(easy, CurlConstant.optTCPKeepAlive, 1)
+        _ = curl.setLong(easy, CurlConstant.optPipeWait, 1)
+        let idle = max(1, Int(idleTimeout.rounded(.up)))
+        _ = curl.setLong(easy, CurlConstant.optLowSpeedLimit, 1)
+        _ = curl.setLong(easy, CurlConstant.optLowSpeedTime, idle)
+        _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, idle * 1000)
+        // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
+        setString(CurlConstant.optAcceptEncoding, "")
+        _ = curl.setPointer(easy, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
+        _ = curl.setPointer(easy, CurlConstant.optHeaderData, me)
+        _ = curl.setPointer(easy, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
+        _ = curl.setPointer(easy, CurlConstant.optWriteData, me)
+        do {
+            try configureMethodAndBody(easy, context: me)
+        } catch {
+            return .failure(error)
+        }
+        configureHeaders(easy)
+        return .success(easy)
+    }
+
+    private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
+        let method = current.httpMethod ?? "GET"
+        upload = nil
+        bytesSent = 0
+        let length = currentBody.isEmpty ? 0 : currentBody.length
+        switch (method, currentBody.isEmpty) {
+        case ("GET", true):
+            _ = curl.setLong(easy, CurlConstant.optHTTPGet, 1)
+        case ("HEAD", true):
+            _ = curl.setLong(easy, CurlConstant.optNoBody, 1)
+        default:
+            // A body (possibly empty) with any method: POST's machinery, the method named.
+            _ = curl.setLong(easy, CurlConstant.optPost, 1)
+            upload = try UploadSource(currentBody)
+            _ = curl.setOffset(easy, CurlConstant.optPostFieldSizeLarge, length ?? 0)
+            _ = curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
+            _ = curl.setPointer(easy, CurlConstant.optReadData, context)
+            if method != "POST" { setString(CurlConstant.optCustomRequest, method) }
+        }
+    }
+
+    private func configureHeaders(_ easy: CurlLibrary.Handle) {
+        var lines: [String] = []
+        let given = current.allHTTPHeaderFields ?? [:]
+        // The framing is libcurl's, from the body it sends (a hand-set length could only be wrong).
+        for (name, value) in given where !Self.framingHeaders.contains(name.lowercased()) { lines.append("\(name): \(value)") }
+        if given.keys.contains(where: { $0.caseInsensitiveCompare("Cookie") == .orderedSame }) == false,
+            current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
+            let cookie = HTTPCookie.requestHeaderFields(with: jar.cookies(for: url) ?? [])["Cookie"]
+        {
+            lines.append("Cookie: \(cookie)")
+        }
+        // No `Expect: 100-continue` wait before a body (URLSession sends none either).
+        lines.append("Expect:")
+        var list: CurlLibrary.Handle?
+        for line in lines { list = line.withCString { curl.slistAppend(list, $0) } ?? list }
+        headerList = list
+        _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, list.map { UnsafeRawPointer($0) })
+    }
+
+    private static let framingHeaders: Set<String> = ["content-length", "transfer-encoding"]
+    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    private func setString(_ option: Int32, _ value: String) {
+        // libcurl copies string options.
+        _ = value.withCString { curl.setPointer(easy, option, $0) }
+    }
+
+    /// Frees the current hop's handle and header list (after it left the multi handle).
+    func releaseHop() {
+        if let easy { curl.easyCleanup(easy) }
+        if let headerList { curl.slistFreeAll(headerList) }
+        easy = nil
+        headerList = nil
+        upload = nil
+    }
+
+    private func resetResponse() {
+        mode = .head
+        status = 0
+        fields = []
+        head = nil
+        data = Data()
+        pending = Data()
+        bytesReceived = 0
+        expectedToReceive = nil
+        errorBuffer[0] = 0
+    }
+
+    /// The hop ended with libcurl's `code`: follow, or end the transfer.
+    func hopEnded(_ code: Int32) -> HopEnd {
+        // What arrived is in the destination file before the transfer ends, whatever the outcome: a
+        // download cut off resumes from it.
+        let unwritten = flush()
+        switch mode {
+        case .failed(let error):
+            return .finished(.failure(error))
+        case .followWith(let next, let body) where code == CurlConstant.ok:
+            current = next
+            currentBody = body
+            return .next
+        default:
+            break
+        }
+        guard code == CurlConstant.ok else { return .finished(.failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout, received: bytesReceived, expected: expectedToReceive))) }
+        guard let head else { return .finished(.failure(.transport(URLError(.badServerResponse)))) }
+        if let unwritten { return .finished(.failure(unwritten)) }
+        if let short = rules.verifyComplete(head, for: current, receivedBytes: bytesReceived) { return .finished(.failure(short)) }
+        let timing = Timing(start: start, timeToFirstByte: firstByte ?? 0, duration: Date().timeIntervalSince(start))
+        switch request.destination {
+        case .memory:
+            return .finished(.success(TransportResponse(httpResponse: head, data: data, timing: timing)))
+        case .file(let url, _):
+            try? file?.close()
+            file = nil
+            return .finished(.success(TransportResponse(httpResponse: head, fileURL: url, bodyLength: bytesReceived, timing: timing)))
+        }
+    }
+
+    private var errorMessage: String {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? "" : text
+    }
+
+    // MARK: The response head
+
+    /// One header line of the current hop (a status line, a field, or the blank line that ends a head).
+    /// Returns false to stop the transfer.
+    private func header(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
+        if trimmed.hasPrefix("HTTP/") {
+            let parts = trimmed.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count >= 2, let code = Int(parts[1]) else {
+                mode = .failed(.transport(URLError(.badServerResponse)))
+                return false
+            }
+            status = code
+            httpVersion = String(parts[0])
+            fields = []
+            return true
+        }
+        if !trimmed.isEmpty {
+            guard let colon = trimmed.firstIndex(of: ":") else { return true }  // a folded or odd line: skipped
+            let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            fields.append((name, value))
+            return true
+        }
+        // The blank line: a 1xx head is followed by the real one.
+        if (100..<200).contains(status) {
+            status = 0
+            fields = []
+            return true
+        }
+        return headEnded()
+    }
+
+    private func headEnded() -> Bool {
+        guard let url = current.url else { return false }
+        var joined: [String: String] = [:]
+        var order: [String: String] = [:]  // lowercased name → the spelling first seen
+        for (name, value) in fields {
+            let key = order[name.lowercased()] ?? name
+            order[name.lowercased()] = key
+            joined[key] = joined[key].map { "\($0), \(value)" } ?? value
+        }
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else {
+            mode = .failed(.transport(URLError(.badServerResponse)))
+            return false
+        }
+        storeCookies(url)
+        if (300..<400).contains(status), let location = response.value(forHTTPHeaderField: "Location") {
+            switch rules.redirect(from: current, response: response, to: URL(string: location, relativeTo: url)?.absoluteURL, followed: redirects) {
+            case .deliver:
+                break
+            case .fail(let error):
+                mode = .failed(error)
+                return false
+            case .follow(let next):
+                redirects += 1
+                let body: TransferBody = next.httpMethod == current.httpMethod ? currentBody : .none
+                mode = .followWith(next, body)
+                return true
+            }
+        } else if Self.redirectStatuses.contains(status), rules.options.redirects.maximumCount > 0 {
+            // A redirect that says nowhere: a broken response (as URLSession reports it).
+            mode = .failed(.transport(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "a \(status) redirect without a Location"])))
+            return false
+        } else if status == 401, response.value(forHTTPHeaderField: "WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
+            let decision = rules.answerChallenge(
+                original: request.urlRequest, current: current, host: url.host ?? "",
+                port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80), previousFailures: challenges, response: response
+            )
+            switch decision {
+            case .fail(let error):
+                mode = .failed(error)
+                return false
+            case .answer(let credentials):
+                challenges += 1
+                var retry = current
+                retry.setValue(credentials.authorizationHeader, forHTTPHeaderField: "Authorization")
+                mode = .followWith(retry, currentBody)
+                return true
+            }
+        }
+        if let refused = rules.admit(response, for: current, destination: request.destination) {
+            mode = .failed(refused)
+            return false
+        }
+        var offset: Int64 = 0
+        if case .file(_, let from) = request.destination { offset = from }
+        switch callbacks.head?(response) ?? .proceed {
+        case .fail(let error):
+            mode = .failed(error)
+            return false
+        case .proceed: break
+        case .writeFromStart: offset = 0
+        }
+        if case .file(let fileURL, _) = request.destination {
+            do {
+                file = try DestinationFile.open(fileURL, at: offset)
+            } catch {
+                mode = .failed(error)
+                return false
+            }
+        }
+        head = response
+        expectedToReceive = TransferRules.expectedBodyLength(response, method: current.httpMethod)
+        mode = .receiving
+        return true
+    }
+
+    private func storeCookies(_ url: URL) {
+        guard let jar = cookieJar, current.httpShouldHandleCookies else { return }
+        let lines = fields.filter { $0.name.caseInsensitiveCompare("Set-Cookie") == .orderedSame }
+        guard !lines.isEmpty else { return }
+        let cookies = lines.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
+        jar.setCookies(cookies, for: url, mainDocumentURL: nil)
+    }
+
+    // MARK: The body
+
+    /// Writes to the file in pieces of this size, not per chunk libcurl hands over.
+    private static let filePiece = 1 << 20
+
+    /// Body bytes of the current hop. Returns false to stop the transfer.
+    private func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        switch mode {
+        case .followWith: return true  // a redirect's or a challenge's body: not needed
+        case .head, .failed: return false
+        case .receiving: break
+        }
+        if firstByte == nil { firstByte = Date().timeIntervalSince(start) }
+        bytesReceived += Int64(bytes.count)
+        if file != nil {
+            pending.append(contentsOf: bytes)
+            if pending.count >= Self.filePiece, let failure = flush() {
+                mode = .failed(failure)
+                return false
+            }
+        } else {
+            if let tooLarge = rules.admit(receivedBytes: bytesReceived) {
+                mode = .failed(tooLarge)
+                return false
+            }
+            data.append(contentsOf: bytes)
+        }
+        reportProgress()
+        return true
+    }
+
+    /// Writes what waits for the file.
+    private func flush() -> NetworkError? {
+        guard let file, !pending.isEmpty else { return nil }
+        do {
+            try file.write(contentsOf: pending)
+            pending.removeAll(keepingCapacity: true)
+            return nil
+        } catch {
+            return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(error)"]))
+        }
+    }
+
+    private func reportProgress() {
+        guard let progress = callbacks.progress else { return }
+        progress(TransferProgress(
+            bytesSent: bytesSent, expectedBytesToSend: upload?.length,
+            bytesReceived: bytesReceived, expectedBytesToReceive: expectedToReceive
+        ))
+    }
+
+    /// Fills libcurl's upload buffer. Returns the bytes written, 0 at the end, or `readAbort`.
+    private func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        guard let upload else { return 0 }
+        switch upload.read(into: buffer) {
+        case .success(let count):
+            bytesSent += Int64(count)
+            if count > 0 { reportProgress() }
+            return count
+        case .failure(let error):
+            mode = .failed(error)
+            return CurlConstant.readAbort
+        }
+    }
+
+    // MARK: C callbacks (called by libcurl inside curl_multi_perform, on the loop thread)
+
+    private static let onHeader: CurlLibrary.DataCallback = { buffer, size, count, context in
+        guard let buffer, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        let line = String(decoding: UnsafeRawBufferPointer(start: buffer, count: length), as: UTF8.self)
+        return transfer.header(line) ? length : 0
+    }
+
+    private static let onBody: CurlLibrary.DataCallback = { buffer, size, count, context in
+        guard let buffer, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let length = size * count
+        return transfer.body(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+    }
+
+    private static let onRead: CurlLibrary.DataCallback = { buffer, size, count, context in
+        guard let buffer, let context else { return CurlConstant.readAbort }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        return transfer.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+    }
+}
+#endif

@@ -1,0 +1,95 @@
+import Dispatch
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// What every network transport does alike beyond the rules: content decoding, the idle timeout,
+/// connection reuse, deadlines through a dispatcher, cancels from many threads, many transfers at once.
+@Suite(timeLimit(minutes: 2)) struct TransportBehaviourTests {
+    @Test(arguments: TransportUnderTest.network) func aGzipBodyArrivesDecoded(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let record = await transfer(kind.make([server]), TransportRequest(URLRequest(url: server.url("/gzip"))))
+            #expect(record.json["gzipped"] == true, "\(String(describing: record.result))")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aSilentServerEndsInTheIdleTimeout(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server], configuration: Configuration { $0.idleTimeout = 1 })
+            let started = Date()
+            let record = await transfer(transport, TransportRequest(URLRequest(url: server.url("/delay/30000"))), timeout: 20)
+            #expect(record.error.map { if case .idleTimeout = $0 { true } else { false } } == true, "\(String(describing: record.result))")
+            #expect(Date().timeIntervalSince(started) < 10 * timeScale)
+            #expect(record.completions == 1)
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func sequentialTransfersReuseOneConnection(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            for _ in 0..<5 {
+                let record = await transfer(transport, TransportRequest(URLRequest(url: server.url("/small"))))
+                #expect(record.response?.httpResponse.statusCode == 200)
+            }
+            #expect(server.connectionsAccepted == 1)
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aDispatcherDeadlineEndsATransferInTimedOut(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.transport = kind.factory }
+            let started = Date()
+            let error = await client.result(Get("/delay/30000").with(\.timeout, 0.5)).failure
+            #expect(error.map { if case .timedOut = $0 { true } else { false } } == true, "\(String(describing: error))")
+            #expect(Date().timeIntervalSince(started) < 5 * timeScale)
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func cancelsFromManyThreadsEndATransferOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let completions = Box(0)
+            let results = Box([NetworkError?]())
+            let tasks = (0..<20).map { _ in
+                transport.perform(URLRequest(url: server.url("/delay/10000")), options: TransferOptions(timeout: 30)) { result in
+                    completions.mutate { $0 += 1 }
+                    results.mutate { $0.append(result.failure) }
+                }
+            }
+            DispatchQueue.concurrentPerform(iterations: 80) { i in tasks[i % tasks.count].cancel() }
+            #expect(await eventually(timeout: 10 * timeScale) { completions.value == 20 })
+            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(completions.value == 20)
+            #expect(results.value.allSatisfy { $0?.isCancelled == true })
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func manyConcurrentTransfersAllArriveWhole(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.transport = kind.factory; $0.coalescesDuplicates = false }
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for i in 0..<200 {
+                    group.addTask {
+                        let response = try? await client.response(for: Get("/bytes/\(1000 + i)").with(\.responseFormat, .data))
+                        return response?.data == TransportConformanceTests.pattern(0..<(1000 + i))
+                    }
+                }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results.count == 200 && results.allSatisfy { $0 })
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func cookiesSetByTheServerAreSentBack(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.transport = kind.factory }
+            _ = await client.result(Get("/set-cookie"))
+            let echoed = try await client.response(for: Get("/echo"))
+            #expect(echoed.json["headers"]["Cookie"].string?.contains("session=abc") == true, "\(echoed.json["headers"])")
+        }
+    }
+}
