@@ -7,7 +7,9 @@ import Switchboard
 enum ToolkitScenarios {
     /// The feed, slow enough that ten taps land while the first is still loading.
     struct GetFeed: Request {
-        var path: String { "/concurrent/demo-feed?ms=300" }
+        /// The feed's name on the server (each run of the demo asks for a feed of its own).
+        let name: String
+        var path: String { "/concurrent/\(name)?ms=300" }
     }
 
     /// How many requests reached a path, as the server counted them.
@@ -35,16 +37,17 @@ enum ToolkitScenarios {
             let results = Locked([Int]())
             let group = DispatchGroup()
             let started = Date()
+            let feed = "demo-feed-\(UUID().uuidString.prefix(8))"
             for _ in 0..<10 {
                 group.enter()
-                Dispatcher.shared.send(GetFeed()) { result in
+                Dispatcher.shared.send(GetFeed(name: feed)) { result in
                     results.withLock { $0.append((try? result.get())?.sendID == nil ? 0 : 1) }
                     group.leave()
                 }
             }
             await withCheckedContinuation { continuation in group.notify(queue: .global()) { continuation.resume() } }
             let elapsed = Int(Date().timeIntervalSince(started) * 1000)
-            let hits = (try? await Dispatcher.shared.sendAndWait(ServerHits(countedPath: "/concurrent/demo-feed")).get())?.json["hits"].int ?? -1
+            let hits = (try? await Dispatcher.shared.sendAndWait(ServerHits(countedPath: "/concurrent/\(feed)")).get())?.json["hits"].int ?? -1
             let succeeded = results.withLock { $0.reduce(0, +) }
             transcript.say("  10 sends, \(succeeded) responses in \(elapsed) ms; the server counted \(hits) request\(hits == 1 ? "" : "s")")
             transcript.check(succeeded == 10 && hits == 1, "ten sends, ten responses, one request on the wire")

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LoopbackServer
+import Switchboard
 import Testing
 @testable import Demo
 
@@ -49,6 +50,16 @@ import Testing
             }
             #expect(!text.contains("ShortLivedObserver was called"))
             #expect(transcript.all.filter { $0.hasPrefix("== ") }.count == DemoRunner.scenarios.count)
+
+            // `swift run Demo --curl`: every scenario again, on the libcurl transport (after the run above:
+            // both use the shared dispatcher).
+            guard let curl = try? TransportFactory.curlIfAvailable() else { return }
+            DemoRunner.transport = curl
+            defer { DemoRunner.transport = .urlSession }
+            let onCurl = Transcript(echo: false)
+            let passedOnCurl = await DemoRunner.run(baseURL: server.baseURL, transcript: onCurl)
+            #expect(onCurl.failed == [], "on libcurl")
+            #expect(passedOnCurl)
         }
     }
 }

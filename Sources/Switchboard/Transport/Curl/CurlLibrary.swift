@@ -69,9 +69,7 @@ final class CurlLibrary: @unchecked Sendable {
         let features = info.load(fromByteOffset: 4 * pointerSize, as: Int32.self)
         supportsHTTP2 = features & CurlConstant.featureHTTP2 != 0
         supportsBrotli = features & CurlConstant.featureBrotli != 0
-        guard versionNumber >= CurlConstant.oldestVersion else {
-            throw CurlLoadError(reason: "libcurl \(version) is older than 7.68, the first with curl_multi_wakeup")
-        }
+        if let refusal = Self.refusal(version: version, versionNumber: versionNumber) { throw refusal }
         let globalInit = try symbol("curl_global_init", (@convention(c) (Int) -> Int32).self)
         easyInit = try symbol("curl_easy_init", (@convention(c) () -> Handle?).self)
         easyCleanup = try symbol("curl_easy_cleanup", (@convention(c) (Handle?) -> Void).self)
@@ -94,6 +92,12 @@ final class CurlLibrary: @unchecked Sendable {
         // already; the call is counted, so a second is harmless).
         let status = globalInit(CurlConstant.globalAll)
         guard status == CurlConstant.ok else { throw CurlLoadError(reason: "curl_global_init failed with \(status)") }
+    }
+
+    /// Why a libcurl of this version can't be used, or `nil` when it can (7.68 and later: the first
+    /// with `curl_multi_wakeup`).
+    static func refusal(version: String, versionNumber: UInt32) -> CurlLoadError? {
+        versionNumber >= CurlConstant.oldestVersion ? nil : CurlLoadError(reason: "libcurl \(version) is older than 7.68, the first with curl_multi_wakeup")
     }
 
     /// libcurl's description of a result code.
