@@ -16,6 +16,9 @@ final class CurlEventLoop: @unchecked Sendable {
         var starts: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
         var stopping = false
+        /// The loop is (about to be) asleep in `curl_multi_poll`: new work must wake it. While it runs,
+        /// it finds new work on its own, and a wake-up (a syscall) would be wasted.
+        var sleeping = false
     }
 
     let curl: CurlLibrary
@@ -38,20 +41,27 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Hands a transfer to the loop (from any thread).
     func start(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.starts.append(transfer) }
-        _ = curl.multiWakeup(multi)
+        post { $0.starts.append(transfer) }
     }
 
     /// Asks the loop to cancel a transfer (from any thread); its completion reports `cancelled`.
     func cancel(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.cancels.append(transfer) }
-        _ = curl.multiWakeup(multi)
+        post { $0.cancels.append(transfer) }
     }
 
     /// Ends the loop: running transfers end `cancelled`, the multi handle is cleaned up, the thread exits.
     func stop() {
-        inbox.withLock { $0.stopping = true }
-        _ = curl.multiWakeup(multi)
+        post { $0.stopping = true }
+    }
+
+    /// Leaves work in the inbox and wakes the loop if it sleeps (or is about to).
+    private func post(_ change: (inout Inbox) -> Void) {
+        let wake = inbox.withLock { inbox -> Bool in
+            change(&inbox)
+            defer { inbox.sleeping = false }
+            return inbox.sleeping
+        }
+        if wake { _ = curl.multiWakeup(multi) }
     }
 
     private func run() {
@@ -73,9 +83,17 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             _ = curl.multiPerform(multi, &active)
             collectFinished()
-            if !inbox.withLock({ $0.starts.isEmpty && $0.cancels.isEmpty && !$0.stopping }) { continue }
-            // Sleeps until a socket is ready, libcurl's next timeout, a wake-up, or a second.
+            // Work that came meanwhile is taken at once; otherwise the loop says it sleeps (under the
+            // inbox's lock, so new work from then on wakes it) and sleeps until a socket is ready,
+            // libcurl's next timeout, a wake-up, or a second.
+            let idle = inbox.withLock { inbox -> Bool in
+                guard inbox.starts.isEmpty, inbox.cancels.isEmpty, !inbox.stopping else { return false }
+                inbox.sleeping = true
+                return true
+            }
+            guard idle else { continue }
             _ = curl.multiPoll(multi, nil, 0, 1000, &ready)
+            inbox.withLock { $0.sleeping = false }
         }
     }
 
