@@ -151,6 +151,22 @@ enum E2EScenario {
                         if !ok { counter.fail() }
                     }
                 }))
+                // The transport alone, without the dispatcher: what libcurl and the transport cost.
+                #if canImport(Glibc)
+                if let bareCurl = try? CurlTransport(configuration: curlConfiguration) {
+                curlVariants.append(("libcurl transport alone", { counter, _ in
+                    while counter.take() {
+                        let ok = await withCheckedContinuation { continuation in
+                            _ = bareCurl.perform(rawRequest, options: TransferOptions(timeout: 30)) { result in
+                                let object = (try? result.get()).flatMap { try? JSONSerialization.jsonObject(with: $0.data) as? [String: Any] }
+                                continuation.resume(returning: object?["ok"] as? Bool == true)
+                            }
+                        }
+                        if !ok { counter.fail() }
+                    }
+                }))
+                }
+                #endif
                 let curlAwaited = Dispatcher(configuration: curlConfiguration)
                 curlVariants.append(("libcurl: response(for:)", { counter, _ in
                     while counter.take() {
@@ -215,7 +231,7 @@ enum E2EScenario {
                     figures.append(Figure(name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.10×"))
                 }
             }
-            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl: send + observer", "libcurl: response(for:)", "curl --parallel"] {
+            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer", "libcurl: response(for:)", "curl --parallel"] {
                 guard let candidate = samples[name] else { continue }
                 // The targets are Switchboard's; the other rows are references. The libcurl transport's
                 // targets (issue #14) hold at concurrency 8 and 64.

@@ -26,6 +26,9 @@ final class CurlEventLoop: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// The transfers whose current hop is in the multi handle, by easy handle. Loop thread only.
     private var running: [CurlLibrary.Handle: CurlTransfer] = [:]
+    /// Easy handles of ended hops, reset for the next (libcurl's advice: reuse them). Loop thread only.
+    private var spare: [CurlLibrary.Handle] = []
+    private static let spareLimit = 64
 
     init(curl: CurlLibrary, maximumConnectionsPerHost: Int) throws(CurlLoadError) {
         guard let multi = curl.multiInit() else { throw CurlLoadError(reason: "curl_multi_init failed") }
@@ -78,6 +81,8 @@ final class CurlEventLoop: @unchecked Sendable {
                 for transfer in Array(running.values) { end(transfer, .failure(.cancelled)) }
                 // Transfers started after the stop have no hop in the multi handle: they end here too.
                 for transfer in inbox.withLock({ $0.starts }) { transfer.finish(.failure(.cancelled)) }
+                for easy in spare { curl.easyCleanup(easy) }
+                spare = []
                 _ = curl.multiCleanup(multi)
                 return
             }
@@ -100,20 +105,31 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Starts a transfer's first hop.
     private func begin(_ transfer: CurlTransfer) {
         guard !transfer.isFinished else { return }  // cancelled before it started
-        switch transfer.makeHop() {
-        case .success(let easy):
-            attach(easy, transfer)
-        case .failure(let error):
-            transfer.finish(.failure(error))
+        guard let easy = spare.popLast() ?? curl.easyInit() else {
+            transfer.finish(.failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"]))))
+            return
         }
-    }
-
-    private func attach(_ easy: CurlLibrary.Handle, _ transfer: CurlTransfer) {
+        if let error = transfer.makeHop(on: easy) {
+            recycle(easy)
+            transfer.finish(.failure(error))
+            return
+        }
         running[easy] = transfer
         if curl.multiAdd(multi, easy) != 0 {
             running[easy] = nil
-            transfer.releaseHop()
+            recycle(transfer.releaseHop())
             transfer.finish(.failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))))
+        }
+    }
+
+    /// Keeps an ended hop's easy handle for the next hop, reset, or frees it when enough are kept.
+    private func recycle(_ easy: CurlLibrary.Handle?) {
+        guard let easy else { return }
+        if spare.count < Self.spareLimit {
+            curl.easyReset(easy)
+            spare.append(easy)
+        } else {
+            curl.easyCleanup(easy)
         }
     }
 
@@ -122,7 +138,7 @@ final class CurlEventLoop: @unchecked Sendable {
         if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
             _ = curl.multiRemove(multi, easy)
         }
-        transfer.releaseHop()
+        recycle(transfer.releaseHop())
         transfer.finish(result)
     }
 
@@ -141,10 +157,10 @@ final class CurlEventLoop: @unchecked Sendable {
             _ = curl.multiRemove(multi, easy)
             switch transfer.hopEnded(code) {
             case .next:
-                transfer.releaseHop()
+                recycle(transfer.releaseHop())
                 begin(transfer)
             case .finished(let result):
-                transfer.releaseHop()
+                recycle(transfer.releaseHop())
                 transfer.finish(result)
             }
         }

@@ -24,6 +24,7 @@ final class CurlLibrary: @unchecked Sendable {
 
     let easyInit: @convention(c) () -> Handle?
     let easyCleanup: @convention(c) (Handle?) -> Void
+    let easyReset: @convention(c) (Handle?) -> Void
     let setLong: @convention(c) (Handle?, Int32, Int) -> Int32
     let setPointer: @convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32
     let setOffset: @convention(c) (Handle?, Int32, Int64) -> Int32
@@ -73,6 +74,7 @@ final class CurlLibrary: @unchecked Sendable {
         let globalInit = try symbol("curl_global_init", (@convention(c) (Int) -> Int32).self)
         easyInit = try symbol("curl_easy_init", (@convention(c) () -> Handle?).self)
         easyCleanup = try symbol("curl_easy_cleanup", (@convention(c) (Handle?) -> Void).self)
+        easyReset = try symbol("curl_easy_reset", (@convention(c) (Handle?) -> Void).self)
         setLong = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, Int) -> Int32).self)
         setPointer = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32).self)
         setOffset = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, Int64) -> Int32).self)

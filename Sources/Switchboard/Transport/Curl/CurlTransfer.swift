@@ -89,13 +89,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Hops
 
-    /// Makes the easy handle of the current hop, configured.
-    func makeHop() -> Result<CurlLibrary.Handle, NetworkError> {
-        if let invalid = rules.check(currentBody) { return .failure(invalid) }
+    /// Configures `easy` (new, or reset) for the current hop; on failure the handle is not kept.
+    func makeHop(on easy: CurlLibrary.Handle) -> NetworkError? {
+        if let invalid = rules.check(currentBody) { return invalid }
         guard let url = current.url, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
-            return .failure(.transport(URLError(.unsupportedURL)))
+            return .transport(URLError(.unsupportedURL))
         }
-        guard let easy = curl.easyInit() else { return .failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"]))) }
         self.easy = easy
         resetResponse()
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -121,10 +120,11 @@ final class CurlTransfer: @unchecked Sendable {
         do {
             try configureMethodAndBody(easy, context: me)
         } catch {
-            return .failure(error)
+            self.easy = nil
+            return error
         }
         configureHeaders(easy)
-        return .success(easy)
+        return nil
     }
 
     private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
@@ -175,13 +175,14 @@ final class CurlTransfer: @unchecked Sendable {
         _ = value.withCString { curl.setPointer(easy, option, $0) }
     }
 
-    /// Frees the current hop's handle and header list (after it left the multi handle).
-    func releaseHop() {
-        if let easy { curl.easyCleanup(easy) }
+    /// Ends the current hop (after it left the multi handle): frees its header list and hands back its
+    /// easy handle, for the loop to reuse.
+    func releaseHop() -> CurlLibrary.Handle? {
         if let headerList { curl.slistFreeAll(headerList) }
-        easy = nil
+        defer { easy = nil }
         headerList = nil
         upload = nil
+        return easy
     }
 
     private func resetResponse() {
