@@ -38,7 +38,15 @@ enum E2EScenario {
     typealias Variant = (name: String, run: @Sendable (RunCounter, Int) async -> Void)
 
     static func run(quick: Bool) async throws -> ScenarioResult {
-        let server = try ServerProcess()
+        // SWITCHBOARD_BENCH_SERVER=nginx serves /small from nginx instead of the loopback server.
+        let server: (baseURL: URL, stop: () -> Void)
+        if ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_SERVER"] == "nginx" {
+            let nginx = try NginxServer()
+            server = (nginx.baseURL, nginx.stop)
+        } else {
+            let loopback = try ServerProcess()
+            server = (loopback.baseURL, loopback.stop)
+        }
         defer { server.stop() }
         // SWITCHBOARD_BENCH_REQUESTS overrides the count (for profiling runs).
         let requests = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? (quick ? 200 : 5000)
