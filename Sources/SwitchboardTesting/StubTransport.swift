@@ -223,14 +223,8 @@ public final class StubTransport: Transport {
                 throw .invalidRequest(reason: "the body file \(url.path) could not be read: \(error)")
             }
         case .stream(_, let open):
-            let stream: InputStream
-            do {
-                stream = try open()
-            } catch {
-                throw .invalidRequest(reason: "the body stream could not be opened: \(error)")
-            }
+            let stream = try TransferBody.openStream(open)
             var data = Data()
-            stream.open()
             var buffer = [UInt8](repeating: 0, count: 64 << 10)
             while true {
                 let count = stream.read(&buffer, maxLength: buffer.count)

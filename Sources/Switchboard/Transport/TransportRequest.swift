@@ -55,6 +55,19 @@ public enum TransferBody: Sendable {
         }
     }
 
+    /// Opens a stream body's stream, open for reading, for a transport to send.
+    /// - Throws: ``NetworkError/invalidRequest(reason:)`` when `open` fails.
+    public static func openStream(_ open: @Sendable () throws -> InputStream) throws(NetworkError) -> InputStream {
+        let stream: InputStream
+        do {
+            stream = try open()
+        } catch {
+            throw .invalidRequest(reason: "the body stream could not be opened: \(error)")
+        }
+        stream.open()
+        return stream
+    }
+
     /// Whether there are bytes to send.
     var isEmpty: Bool {
         switch self {

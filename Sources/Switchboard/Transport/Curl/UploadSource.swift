@@ -33,14 +33,7 @@ final class UploadSource {
                 throw .invalidRequest(reason: "the body file \(url.path) could not be opened: \(error)")
             }
         case .stream(_, let open):
-            let stream: InputStream
-            do {
-                stream = try open()
-            } catch {
-                throw .invalidRequest(reason: "the body stream could not be opened: \(error)")
-            }
-            stream.open()
-            origin = .stream(stream)
+            origin = .stream(try TransferBody.openStream(open))
         }
     }
 
