@@ -3,7 +3,7 @@
 #
 #   Tests/Fuzz/run.sh [seconds-per-target] [target ...]
 #
-# seconds-per-target defaults to 60; targets default to all (json form url headers redaction response).
+# seconds-per-target defaults to 60; targets default to all (json form url headers redaction response cache).
 # Everything goes to /tmp/switchboard-fuzz: binaries, build logs, the growing corpus of each target
 # (corpus/<target>, seeded from Tests/Fuzz/corpus/<target>), crash reproducers (artifacts/<target>/)
 # and fuzzer logs (<target>.log). Exits non-zero when a target fails to build or the fuzzer reports a
@@ -16,7 +16,7 @@ set -u
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(json form url headers redaction response)
+[ ${#targets[@]} -eq 0 ] && targets=(json form url headers redaction response cache)
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -45,7 +45,7 @@ sources_for() {
         headers) echo "$src/Core/HTTPHeaders.swift" "$src/Core/HTTPMethod.swift" ;;
         url) echo "${errors[@]}" "$src/Pipeline/URLResolver.swift" "$src/Core/Internal/Locked.swift" "$src/Features/Logging/Redaction.swift" ;;
         redaction) echo "${errors[@]}" "$src/Features/Logging/Redaction.swift" ;;
-        response) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
+        response|cache) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
         *) return 1 ;;
     esac
 }

@@ -369,7 +369,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         )
         // The last value is always kept (``Dispatcher/runningRequests``); observers and the send's
         // closure get values through the gate, when they asked for progress.
-        var progress: @Sendable (TransferProgress) -> Void = { [weak self] value in self?.state.withLock { $0.progress = value } }
+        // The state, not `self`: a weak reference to the operation would give it a side table.
+        var progress: @Sendable (TransferProgress) -> Void = { [state] value in state.withLock { $0.progress = value } }
         var gate: ProgressGate?
         if request.reportsProgress || progressHandler != nil {
             let toObservers = request.reportsProgress
