@@ -24,6 +24,9 @@ import Testing
     static func client(_ server: LoopbackServer, _ folders: Folders, _ configure: (inout Configuration) -> Void = { _ in }) -> Dispatcher {
         makeClient(server) {
             $0.partialDownloadsDirectory = folders.partials
+            // These tests hold files mid-way while they act; a loaded pool (the whole suite under TSan)
+            // can take longer than the default 30 s to come back to them.
+            $0.idleTimeout = 120
             configure(&$0)
         }
     }

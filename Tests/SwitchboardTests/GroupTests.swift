@@ -377,7 +377,7 @@ import Testing
             let file = LargeResource(length: 1 << 20)
             file.hold(atOffset: 0)  // node "a" runs until released, however loaded the machine
             server.serve(file, at: "/files/held.bin")
-            let graph = RequestGraph(dispatcher: makeClient(server))
+            let graph = RequestGraph(dispatcher: makeClient(server) { $0.idleTimeout = 120 })  // held, not idle
             graph.add("a", Get("/files/held.bin").with(\.responseFormat, .data))
             let ended = Locked<Result<GraphResults, GroupError>?>(nil)
             graph.start { result in ended.withLock { $0 = result } }  // from this thread, not a child task
