@@ -53,7 +53,7 @@ import Testing
 
             // `swift run Demo --curl`: every scenario again, on the libcurl transport (after the run above:
             // both use the shared dispatcher).
-            guard let curl = try? TransportFactory.curlIfAvailable() else { return }
+            guard TransportUnderTest.network.contains(.curl), let curl = try? TransportFactory.curlIfAvailable() else { return }
             DemoRunner.transport = curl
             defer { DemoRunner.transport = .urlSession }
             let onCurl = Transcript(echo: false)
