@@ -9,11 +9,7 @@ private final class Screen: Sendable {}
 
 /// Cancelling by owner, by request type and all at once; the list of running sends.
 @Suite(timeLimit(minutes: 2)) struct CancellationScopeTests {
-    // Under the thread sanitizer these two ended differently once in a clean CI run (the send was not
-    // reported cancelled; the second send was no longer listed): under investigation (see the closing
-    // note of 2026-12-01), so they run without it for now.
-    @Test(.disabled(if: runsUnderThreadSanitizer, "under investigation with TSan"))
-    func aSendIsCancelledWhenItsOwnerIsDeallocated() async throws {
+    @Test func aSendIsCancelledWhenItsOwnerIsDeallocated() async throws {
         try await withServer { server in
             let client = makeClient(server)
             let recorder = RecordingObserver<Get>()
@@ -86,8 +82,7 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test(.disabled(if: runsUnderThreadSanitizer, "under investigation with TSan"))
-    func runningRequestsListTypeURLStartAndProgress() async throws {
+    @Test func runningRequestsListTypeURLStartAndProgress() async throws {
         try await withServer { server in
             let client = makeClient(server)
             let before = Date()

@@ -13,7 +13,8 @@ import Testing
             let listener = Listener()
             client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
             let results = Box<[Bool]>([])
-            let handle = client.send(Ping()) { result in results.mutate { $0.append(result.failure?.isCancelled == true) } }
+            // A route that answers late: `/echo` could answer on a loaded machine before the cancel.
+            let handle = client.send(Ping(path: "/delay/60000")) { result in results.mutate { $0.append(result.failure?.isCancelled == true) } }
             handle.cancel()
             handle.cancel()
             #expect(await eventually { results.value.count == 1 })
@@ -65,6 +66,9 @@ import Testing
                 }
             }
             #expect(await eventually(timeout: 30) { server.hits("/delay/60000") == 3 })
+            // What the release has to cancel (a diagnosis, should this test fail again as it did once in CI).
+            let running = client?.runningRequests.map { "\($0.url?.query ?? "-") attempts \($0.attempts)" } ?? []
+            #expect(running.count == 3, "in flight before the release: \(running)")
             let releasedAt = Date()
             client = nil
             #expect(released == nil)

@@ -158,10 +158,27 @@ public struct TransferRules: Sendable {
     /// content-encoded body (its `Content-Length` is the compressed size; transports hand over decoded
     /// bytes) nor a transfer-encoded one (its framing wins, RFC 9112 §6.3).
     public static func expectedBodyLength(_ head: HTTPURLResponse, method: String?) -> Int64? {
-        guard !hasNoBody(head, method: method), head.expectedContentLength >= 0,
-            head.value(forHTTPHeaderField: "Content-Encoding") == nil,
-            head.value(forHTTPHeaderField: "Transfer-Encoding") == nil
-        else { return nil }
+        // Only when a length is announced are the header names scanned (ASCII comparisons: the
+        // response's own lookup compares with Foundation's slower case-insensitive compare on Linux).
+        guard head.expectedContentLength >= 0, !hasNoBody(head, method: method) else { return nil }
+        let framed = head.allHeaderFields.keys.contains { key in
+            guard let name = key.base as? String else { return false }
+            return isFraming(name)
+        }
+        return expectedBodyLength(head, method: method, framed: framed)
+    }
+
+    /// ``expectedBodyLength(_:method:)`` for a transport that parsed the head's fields itself and
+    /// knows whether any of them is `Content-Encoding` or `Transfer-Encoding` (``isFraming(_:)``).
+    static func expectedBodyLength(_ head: HTTPURLResponse, method: String?, framed: Bool) -> Int64? {
+        guard !framed, head.expectedContentLength >= 0, !hasNoBody(head, method: method) else { return nil }
         return head.expectedContentLength
+    }
+
+    /// Whether a field named `name` changes what the body's bytes are (`Content-Encoding`) or how they
+    /// are delimited (`Transfer-Encoding`), so that `Content-Length` no longer counts what a transport
+    /// hands over.
+    static func isFraming(_ name: String) -> Bool {
+        name.caseInsensitiveEquals("Content-Encoding") || name.caseInsensitiveEquals("Transfer-Encoding")
     }
 }

@@ -50,6 +50,9 @@ func makeClient(
     var configuration = Configuration()
     configuration.baseURL = server.baseURL
     configuration.callbackQueue = .immediate
+    // Longer than the default 30 s: on a loaded CI machine a test's task can wait that long to be
+    // resumed, and a request it holds open on purpose (to cancel it) must not end as idle meanwhile.
+    configuration.idleTimeout = 120
     configure(&configuration)
     return Dispatcher(configuration: configuration)
 }

@@ -350,11 +350,9 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         head = response
-        // TransferRules.expectedBodyLength, from the fields just parsed (HTTPURLResponse's own lookups
-        // compare names with Foundation's slow case-insensitive compare on Linux).
-        let framed = fields.contains { $0.name.caseInsensitiveEquals("Content-Encoding") || $0.name.caseInsensitiveEquals("Transfer-Encoding") }
-        expectedToReceive = framed || TransferRules.hasNoBody(response, method: current.httpMethod) || response.expectedContentLength < 0
-            ? nil : response.expectedContentLength
+        // From the fields just parsed, not the response's header dictionary.
+        let framed = fields.contains { TransferRules.isFraming($0.name) }
+        expectedToReceive = TransferRules.expectedBodyLength(response, method: current.httpMethod, framed: framed)
         mode = .receiving
         return true
     }
