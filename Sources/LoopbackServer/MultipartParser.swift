@@ -80,38 +80,50 @@ enum MultipartParser {
     }
 
     /// Splits `a; b=1; c="x;y"` into lowercased names and unquoted values, honouring quotes.
+    ///
+    /// A backslash is an ordinary character, as browsers write form-data (the HTML standard's
+    /// encoding percent-encodes `"`, CR and LF in names and file names and escapes nothing else), so
+    /// `filename="C:\dir\a.txt"` keeps its backslashes. It reads Unicode scalars, not characters: a
+    /// name may begin with a combining mark, which as a `Character` would hide the quote before it.
     static func splitParameters(_ text: String) -> [(String, String)] {
-        var pieces: [String] = []
-        var current = ""
+        var pieces: [[Unicode.Scalar]] = []
+        var current: [Unicode.Scalar] = []
         var quoted = false
-        var escaped = false
-        for character in text {
-            if escaped {
-                current.append(character)
-                escaped = false
-            } else if quoted && character == "\\" {
-                escaped = true
-            } else if character == "\"" {
+        for scalar in text.unicodeScalars {
+            if scalar == "\"" {
                 quoted.toggle()
-                current.append(character)
-            } else if character == ";" && !quoted {
+                current.append(scalar)
+            } else if scalar == ";" && !quoted {
                 pieces.append(current)
-                current = ""
+                current = []
             } else {
-                current.append(character)
+                current.append(scalar)
             }
         }
         pieces.append(current)
         return pieces.map { piece in
-            let trimmed = piece.trimmingCharacters(in: .whitespaces)
-            guard let equals = trimmed.firstIndex(of: "=") else { return (trimmed.lowercased(), "") }
-            let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast())
+            let trimmed = trimmingSpaces(piece[...])
+            guard let equals = trimmed.firstIndex(of: "=") else { return (string(trimmed).lowercased(), "") }
+            let key = string(trimmingSpaces(trimmed[..<equals])).lowercased()
+            var value = trimmingSpaces(trimmed[(equals + 1)...])
+            if value.count >= 2 && value.first == "\"" && value.last == "\"" {
+                value = value.dropFirst().dropLast()
             }
-            return (key, value)
+            return (key, string(value))
         }
+    }
+
+    private static func trimmingSpaces(_ scalars: ArraySlice<Unicode.Scalar>) -> ArraySlice<Unicode.Scalar> {
+        var slice = scalars
+        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
+        return slice
+    }
+
+    private static func string(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        var text = String.UnicodeScalarView()
+        text.append(contentsOf: scalars)
+        return String(text)
     }
 
     /// The index of the first occurrence of `needle` in `haystack` at or after `start`.

@@ -12,6 +12,8 @@ import Switchboard
 ///   a large body is sent); prints `succeeded <status> <peak KiB> <reply>`.
 /// - `switchboard-probe download <url> <destination>`: a download to a file; prints
 ///   `succeeded <status> <peak KiB> <bytes>`.
+/// - `switchboard-probe race <url> <timeout> <url> <timeout>`: two sends at once on one dispatcher,
+///   each printed as it ends (see `race`): does one send's trouble hold up the other's deadline?
 ///
 /// `<peak KiB>` is how far the process's resident memory rose above where it was before the transfer
 /// (Linux: the peak, `VmHWM`, reset first); -1 where that can't be read.
@@ -72,6 +74,29 @@ func run<R: Request>(_ request: R, describe: @escaping @Sendable (Response<R>, I
     exit(0)
 }
 
+/// Two sends at once on one dispatcher; prints, for each as it ends, `<n> succeeded <status> <header
+/// count> <seconds>` or `<n> failed <error> <seconds>`, with n 1 or 2 in the order given.
+func race(_ first: String, _ firstDeadline: TimeInterval, _ second: String, _ secondDeadline: TimeInterval) -> Never {
+    let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
+    let done = DispatchGroup()
+    let started = Date()
+    for (n, (url, deadline)) in [(first, firstDeadline), (second, secondDeadline)].enumerated() {
+        done.enter()
+        client.send(Probe(url: url, deadline: deadline)) { result in
+            let seconds = String(format: "%.3f", Date().timeIntervalSince(started))
+            let line: String
+            switch result {
+            case .success(let response): line = "\(n + 1) succeeded \(response.statusCode) \(response.headers.count) \(seconds)\n"
+            case .failure(let error): line = "\(n + 1) failed \(error) \(seconds)\n"
+            }
+            FileHandle.standardOutput.write(Data(line.utf8))  // unbuffered: each line as the send ends
+            done.leave()
+        }
+    }
+    done.wait()
+    exit(0)
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "upload" where arguments.count == 3:
@@ -83,10 +108,12 @@ case "download" where arguments.count == 3:
         let size = (try? FileManager.default.attributesOfItem(atPath: response.fileURL?.path ?? "")[.size] as? NSNumber)?.intValue ?? -1
         return "succeeded \(response.statusCode) \(growth) \(size)"
     }
-case let url? where !["upload", "download"].contains(url):
+case "race" where arguments.count == 5:
+    race(arguments[1], TimeInterval(arguments[2]) ?? 10, arguments[3], TimeInterval(arguments[4]) ?? 1)
+case let url? where !["upload", "download", "race"].contains(url):
     let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
     run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
 default:
-    FileHandle.standardError.write(Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination>\n".utf8))
+    FileHandle.standardError.write(Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout>\n".utf8))
     exit(2)
 }

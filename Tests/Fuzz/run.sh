@@ -3,26 +3,31 @@
 #
 #   Tests/Fuzz/run.sh [seconds-per-target] [target ...]
 #
-# seconds-per-target defaults to 60; targets default to all (json form url headers redaction response cache).
+# seconds-per-target defaults to 60; targets default to all (json oracle shape form url filters headers
+# redaction response cache multipart).
 # Everything goes to /tmp/switchboard-fuzz: binaries, build logs, the growing corpus of each target
 # (corpus/<target>, seeded from Tests/Fuzz/corpus/<target>), crash reproducers (artifacts/<target>/)
 # and fuzzer logs (<target>.log). Exits non-zero when a target fails to build or the fuzzer reports a
 # crash, timeout, leak or out-of-memory.
 #
-# Environment: FUZZ_JOBS_NICE (default 15), FUZZ_IGNORE (comma-separated invariant names to skip,
+# Environment: FUZZ_RUNS (stop each target after that many executions; with seconds-per-target 0, run
+# until then however long it takes: the 10-million-run mark is `FUZZ_RUNS=10000000 run.sh 0`),
+# FUZZ_SANITIZERS (default fuzzer,address; `fuzzer` alone runs several times faster, for the long
+# runs of targets that are all safe Swift), FUZZ_JOBS_NICE (default 15), FUZZ_IGNORE (comma-separated invariant names to skip,
 # see support/FuzzSupport.swift), SWIFTC (default swiftc).
 set -u
 
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(json form url headers redaction response cache)
+[ ${#targets[@]} -eq 0 ] && targets=(json oracle shape form url filters headers redaction response cache multipart)
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=/tmp/switchboard-fuzz
 swiftc=${SWIFTC:-swiftc}
 nice_level=${FUZZ_JOBS_NICE:-15}
+sanitizers=${FUZZ_SANITIZERS:-fuzzer,address}
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:symbolize=1}
 
@@ -40,12 +45,14 @@ sources_for() {
     local errors=("${json[@]}" "$src/Core/NetworkError.swift" "$src/Core/HTTPHeaders.swift"
         "$src/Features/Validation/JSONShape.swift" "$here/support/APIErrorStub.swift")
     case $1 in
-        json) echo "${json[@]}" ;;
+        json|oracle) echo "${json[@]}" ;;
+        shape) echo "${errors[@]}" ;;
         form) echo "${json[@]}" "$src"/Core/Encoding/*.swift ;;
         headers) echo "$src/Core/HTTPHeaders.swift" "$src/Core/HTTPMethod.swift" ;;
         url) echo "${errors[@]}" "$src/Pipeline/URLResolver.swift" "$src/Core/Internal/Locked.swift" "$src/Features/Logging/Redaction.swift" ;;
         redaction) echo "${errors[@]}" "$src/Features/Logging/Redaction.swift" ;;
-        response|cache) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
+        response|cache|filters) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
+        multipart) find "$src" -name '*.swift' | sort | tr '\n' ' '; echo "$root/Sources/LoopbackServer/MultipartParser.swift" ;;
         *) return 1 ;;
     esac
 }
@@ -61,7 +68,7 @@ for target in "${targets[@]}"; do
     fi
     echo "== $target: building"
     # shellcheck disable=SC2086
-    if ! nice -n "$nice_level" "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -g \
+    if ! nice -n "$nice_level" "$swiftc" -sanitize="$sanitizers" -parse-as-library -O -g \
         -module-name SwitchboardFuzz -package-name switchboard -I "$root/Sources/CSwitchboardAtomics/include" \
         "$harness" "$here/support/FuzzSupport.swift" $files -o "$binary" >"$out/$target.build.log" 2>&1; then
         grep -v 'Cannot export local symbol' "$out/$target.build.log" | tail -40 >&2
@@ -89,7 +96,9 @@ for target in "${targets[@]}"; do
     done
 
     echo "== $target: fuzzing for ${seconds}s (corpus $corpus, log $out/$target.log)"
-    nice -n "$nice_level" "$binary" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 \
+    runs=()
+    [ -n "${FUZZ_RUNS:-}" ] && runs=("-runs=$FUZZ_RUNS")
+    nice -n "$nice_level" "$binary" -max_total_time="$seconds" "${runs[@]}" -timeout=5 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
         "$corpus" "${seeds[@]}" >"$out/$target.log" 2>&1
     rc=$?

@@ -152,4 +152,33 @@ import Testing
         #expect(!HTTPMethod(rawValue: "po\u{17F}t").isToken)
         #expect(HTTPMethod(rawValue: "get") == .get)
     }
+
+    @Test func anEmptyOneOfSaysWhatItExpects() {
+        let mismatch = JSONShape.oneOf([]).mismatch(in: "text")
+        #expect(mismatch?.expected == "no value (an empty oneOf)")
+        #expect(mismatch?.description == "$: expected no value (an empty oneOf), found string")
+    }
+
+    @Test func theServersFormParserKeepsBackslashesAndSeesQuotesBeforeCombiningMarks() async throws {
+        // The loopback server's form-data parser read `\` as an escape and missed a quote followed by a
+        // combining mark (it compared Characters); the upload tests trust it, so it reads as browsers write.
+        try await withServer { server in
+            var form = MultipartFormData()
+            form.append("v", name: "\u{074A}name")
+            form.append(Data("f".utf8), name: "file", fileName: "C:\\dir\\a\\\\b.txt")
+            let parts = MultipartTests.parts(try await makeClient(server).response(for: MultipartTests.Upload(form: form)))
+            #expect(parts.map { $0["name"].string } == ["\u{074A}name", "file"])
+            #expect(parts.last?["filename"].string == "C:\\dir\\a\\\\b.txt")
+        }
+    }
+
+    @Test func jsonParseRoundsLongNumbersCorrectlyWhereJSONSerializationDoesNot() throws {
+        // Found by the oracle target: JSONSerialization reads these a few units in the last place off.
+        for text in ["12345678901234526874180", "-92233720300000000000000000000000000000000000000000009067935984986850665", "92233.2036854775808"] {
+            #expect(try JSON.parse(Data(text.utf8)).double == Double(text), "\(text)")
+        }
+        #expect(try JSON.parse(Data("-9223372036854387904".utf8)) == .integer(-9_223_372_036_854_387_904))
+        #expect(try JSON.parse(Data("\"a\u{FEFF}b\"".utf8)) == .string("a\u{FEFF}b"))
+        #expect(throws: JSONParseError.self) { try JSON.parse(Data("{\"a\":1,}".utf8)) }
+    }
 }

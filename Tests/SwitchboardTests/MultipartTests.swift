@@ -1,6 +1,7 @@
 import Foundation
 import LoopbackServer
 import Switchboard
+import SwitchboardTesting
 import Testing
 
 /// Multipart bodies, checked byte for byte by the loopback server's streaming parser (`/upload/echo`:
@@ -92,6 +93,62 @@ import Testing
         #expect(first.boundary != second.boundary)
         #expect(first.boundary.count >= 40)
         #expect(first.contentType == "multipart/form-data; boundary=\(first.boundary)")
+    }
+
+    @Test(arguments: ["", String(repeating: "b", count: 71), "line\r\nbreak", "trailing ", "caf\u{E9}", "semi;colon", "quote\""])
+    func aChosenBoundaryOutsideRFC2046IsRefusedWhenSent(boundary: String) async throws {
+        var form = MultipartFormData(boundary: boundary)
+        form.append("v", name: "a")
+        let client = Dispatcher.stubbed(StubTransport { _ in .json([:]) })
+        let error = await client.result(Upload(form: form)).failure
+        guard case .invalidRequest(let reason) = error else {
+            Issue.record("\(boundary.debugDescription): expected invalidRequest, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("boundary"), "\(reason)")
+    }
+
+    @Test func aChosenBoundaryWithSpecialCharactersIsQuotedAndRoundTrips() async throws {
+        let boundary = "my boundary'()+_,-./:=?"
+        var form = MultipartFormData(boundary: boundary)
+        #expect(form.contentType == "multipart/form-data; boundary=\"\(boundary)\"")
+        #expect(MultipartFormData(boundary: "plain-1.2_3+4'").contentType == "multipart/form-data; boundary=plain-1.2_3+4'")
+        form.append("value", name: "field")
+        form.append(Data("bytes".utf8), name: "file", fileName: "f.bin")
+        try await withServer { server in
+            let parts = Self.parts(try await makeClient(server).response(for: Upload(form: form)))
+            #expect(parts.map { $0["name"].string } == ["field", "file"])
+        }
+    }
+
+    @Test func aPartThatContainsAChosenBoundaryIsRefused() async throws {
+        let client = Dispatcher.stubbed(StubTransport { _ in .json([:]) })
+        // In memory, in a name, and in a file across the edge between two reads.
+        var inData = MultipartFormData(boundary: "B0undary")
+        inData.append(Data("text then --B0undary-- more".utf8), name: "a")
+        var inName = MultipartFormData(boundary: "B0undary")
+        inName.append("v", name: "x--B0undary")
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("edge.bin")
+        var bytes = Data(repeating: 0x61, count: (256 << 10) - 4)  // the encoder reads 256 KiB at a time
+        bytes.append(Data("--B0undary".utf8))
+        bytes.append(Data(repeating: 0x62, count: 100))
+        try bytes.write(to: file)
+        var inFile = MultipartFormData(boundary: "B0undary")
+        inFile.append(fileAt: file, name: "f")
+        for (label, form) in [("data", inData), ("name", inName), ("file", inFile)] {
+            let error = await client.result(Upload(form: form)).failure
+            guard case .invalidRequest(let reason) = error else {
+                Issue.record("\(label): expected invalidRequest, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("boundary"), "\(label): \(reason)")
+        }
+        // The same file with a random boundary is sent (its bytes can't contain 128 random bits).
+        var random = MultipartFormData()
+        random.append(fileAt: file, name: "f")
+        #expect(await client.result(Upload(form: random)).failure == nil)
     }
 
     @Test func mimeTypesComeFromTheNameThenTheBytes() throws {

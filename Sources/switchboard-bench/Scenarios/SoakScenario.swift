@@ -10,6 +10,13 @@ struct SoakGet: Request {
     var timeout: TimeInterval?
     var tag = 0
     var retries = false
+    /// Shares a transfer with identical sends in flight (the others don't, as the bare client can't).
+    var shares = false
+    /// Answered from the response cache when a fresh entry is there.
+    var cached = false
+
+    var coalescesDuplicates: Bool { shares }
+    var cachePolicy: CachePolicy? { cached ? CachePolicy(timeToLive: 3600) : nil }
 
     var pipeline: RequestPipeline {
         guard retries else { return RequestPipeline { $0.retryPolicy = RetryPolicy.none } }
@@ -21,7 +28,8 @@ struct SoakGet: Request {
 /// send; and its memory against a bare URLSession with the same mix in the same run.
 ///
 /// The mix, by send number: successes, 404, 500, malformed JSON, a 0.2 s deadline against a 2 s
-/// answer, a 503 retried once, and a cancel 0–50 ms into a 0.3 s answer. Two observers stay
+/// answer, a 503 retried once, a cancel 0–50 ms into a 0.3 s answer, GETs answered from the cache,
+/// and identical GETs that share transfers. Two observers stay
 /// registered throughout (one called immediately, one on a serial queue) and must see every send's
 /// `started` and exactly one terminal event, matching its completion; a churning task keeps adding
 /// and removing observers. No send may take more than its attempts' deadlines and waits plus a second.
@@ -32,14 +40,15 @@ enum SoakScenario {
     /// The request for send `n`, its allowed duration, and after how long to cancel it (if at all).
     static func plan(_ n: Int, run: String) -> (request: SoakGet, allowed: TimeInterval, cancelAfter: TimeInterval?) {
         switch n % 10 {
-        case 0, 1, 2: (SoakGet(path: "/small", timeout: timeout, tag: n), timeout, nil)
+        case 0, 1: (SoakGet(path: "/small", timeout: timeout, tag: n), timeout, nil)
+        case 2: (SoakGet(path: "/small?entry=\(n / 10 % 50)", timeout: timeout, tag: n, cached: true), timeout, nil)
         case 3: (SoakGet(path: "/nothing-here", timeout: timeout, tag: n), timeout, nil)
         case 4: (SoakGet(path: "/status/500", timeout: timeout, tag: n), timeout, nil)
         case 5: (SoakGet(path: "/malformed-json", timeout: timeout, tag: n), timeout, nil)
         case 6: (SoakGet(path: "/delay/2000", timeout: deadline, tag: n), deadline, nil)
         case 7: (SoakGet(path: "/flaky/\(run)-\(n)?failures=1", timeout: timeout, tag: n, retries: true), 2 * timeout + 0.05, nil)
         case 8: (SoakGet(path: "/delay/300", timeout: timeout, tag: n), timeout, Double(n % 51) / 1000)
-        default: (SoakGet(path: "/small", timeout: timeout, tag: n), timeout, nil)
+        default: (SoakGet(path: "/delay/100?share=\(run)-\(n / 40)", timeout: timeout, tag: n, shares: true), timeout, nil)
         }
     }
 
@@ -75,8 +84,10 @@ enum SoakScenario {
             $0.baseURL = server.baseURL
             $0.maximumConnectionsPerHost = concurrency
             $0.callbackQueue = .immediate
-            $0.coalescesDuplicates = false  // every send reaches the server, as the bare client's do
+            // In memory: 50 entries, hit by one send in ten after the first of each.
+            $0.cache = ResponseCache(directory: nil, logger: nil)
         })
+        let cacheHits = Locked(0)
         let immediate = ChurnObserver(), queued = ChurnObserver()
         let observerQueue = DispatchQueue(label: "soak.observer")
         client.addObserver(immediate, for: SoakGet.self, on: .immediate) { _, event in ledger.saw(event, by: 0) }
@@ -88,7 +99,9 @@ enum SoakScenario {
                 let handle = client.send(request) { result in
                     let outcome: UInt8
                     switch result {
-                    case .success: outcome = 2
+                    case .success(let response):
+                        outcome = 2
+                        if response.source == .cache { cacheHits.withLock { $0 += 1 } }
                     case .failure(.cancelled): outcome = 4
                     case .failure: outcome = 3
                     }
@@ -126,13 +139,16 @@ enum SoakScenario {
         churn.start()
         var rawGrowth: [Double] = [], oursGrowth: [Double] = []
         var checked = 0
+        var sharedTransfers = 0
         for round in 0..<rounds {
             let beforeRaw = residentMiB()
             try await drive(raw, requests: requests, from: 0, concurrency: concurrency)
             rawGrowth.append(residentMiB() - beforeRaw)
             let beforeOurs = residentMiB()
             let first = round * requests
+            let sharedBefore = try await hits("/delay/100", on: server.baseURL)
             try await drive(ours, requests: requests, from: first, concurrency: concurrency)
+            sharedTransfers += try await hits("/delay/100", on: server.baseURL) - sharedBefore
             observerQueue.sync {}  // deliveries still queued are the observers' backlog, not growth
             oursGrowth.append(residentMiB() - beforeOurs)
             checked += requests
@@ -146,13 +162,27 @@ enum SoakScenario {
         guard problems.isEmpty else {
             throw BenchError("soak: broken promises:\n" + problems.joined(separator: "\n"))
         }
+        let sharing = (0..<checked).filter { plan($0, run: run).request.shares }.count
+        let hitCount = cacheHits.withLock { $0 }
+        // The mix must really exercise both: most cached sends hit, and duplicates share transfers.
+        guard hitCount > checked / 20, sharedTransfers < sharing else {
+            throw BenchError("soak: \(hitCount) cache hits in \(checked) sends, \(sharedTransfers) transfers for \(sharing) sharing sends: the mix did not exercise the cache and coalescing")
+        }
         return ScenarioResult(
             scenario: "soak",
-            note: "\(requests) sends per round at concurrency \(concurrency), \(rounds) rounds: successes, 404, 500, malformed JSON, a \(deadline) s deadline against a 2 s answer, a 503 retried once, a cancel 0–50 ms in; two observers throughout and observers joining and leaving (\(ledger.churnCount) churn deliveries). Checked per send: one completion, `started` then exactly one terminal event at both permanent observers matching it, no send over its deadlines by 1 s: \(checked) sends, no violation. Memory: resident growth over each client's run (/proc/self/statm), after a warm-up, against a bare URLSession with the same mix.",
+            note: "\(requests) sends per round at concurrency \(concurrency), \(rounds) rounds: successes, 404, 500, malformed JSON, a \(deadline) s deadline against a 2 s answer, a 503 retried once, a cancel 0–50 ms in, cached GETs (\(hitCount) cache hits), identical GETs coalesced (\(sharing) sends, \(sharedTransfers) transfers); two observers throughout and observers joining and leaving (\(ledger.churnCount) churn deliveries). Checked per send: one completion, `started` then exactly one terminal event at both permanent observers matching it, no send over its deadlines by 1 s: \(checked) sends, no violation. Memory: resident growth over each client's run (/proc/self/statm), after a warm-up, against a bare URLSession with the same mix.",
             figures: [
                 Figure(name: "resident memory growth", unit: "MiB", candidate: oursGrowth, baseline: rawGrowth, baselineName: "URLSession", target: "≤ URLSession + 2 MiB"),
             ]
         )
+    }
+
+    /// How many requests to `path` reached the server so far.
+    private static func hits(_ path: String, on base: URL) async throws -> Int {
+        var components = URLComponents(url: base.appendingPathComponent("hits"), resolvingAgainstBaseURL: false)!
+        components.queryItems = [URLQueryItem(name: "path", value: path)]
+        let (data, _) = try await URLSession.shared.data(from: components.url!)
+        return (try JSON.parse(data))["hits"].int ?? 0
     }
 
     /// Runs `requests` calls of `work` with `concurrency` workers, numbered from `from`.

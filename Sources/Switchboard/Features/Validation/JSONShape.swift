@@ -110,6 +110,7 @@ public indirect enum JSONShape: Sendable, Hashable, ExpressibleByDictionaryLiter
         case .array(let element): "array of \(element.expectation)"
         case .optional(let shape): "\(shape.expectation), null or nothing"
         case .nullable(let shape): "\(shape.expectation) or null"
+        case .oneOf(let shapes) where shapes.isEmpty: "no value (an empty oneOf)"
         case .oneOf(let shapes): shapes.map(\.expectation).joined(separator: " or ")
         }
     }

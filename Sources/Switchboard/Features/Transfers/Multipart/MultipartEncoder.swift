@@ -107,11 +107,28 @@ struct MultipartEncoder {
         if let invalid = headers.firstInvalidField { throw .invalidRequest(reason: "\(label): \(invalid.reason)") }
         for field in headers { head += "\(field.name): \(field.value)\r\n" }
         head += "\r\n"
+        if form.boundaryIsChosen {
+            var search = DelimiterSearch(Array("--\(form.boundary)".utf8))
+            search.feed(Data(head.utf8.dropFirst(form.boundary.utf8.count + 2)))  // past its own delimiter
+            if search.found { throw .invalidRequest(reason: "\(label): its name, file name or headers contain the boundary \(form.boundary.debugDescription)") }
+        }
         return Prepared(head: Data(head.utf8), content: part.content, length: length, label: label)
     }
 
-    /// Hands a part's body to `sink` in pieces of at most ``bufferSize`` bytes.
+    /// Hands a part's body to `sink` in pieces of at most ``bufferSize`` bytes. With a boundary the
+    /// caller chose, the bytes are searched for it on the way: a part that contains it would end early
+    /// at the server.
     private func copy(_ part: Prepared, to sink: (Data) -> Void) throws(NetworkError) {
+        guard form.boundaryIsChosen else { return try copyBytes(part, to: sink) }
+        var search = DelimiterSearch(Array("--\(form.boundary)".utf8))
+        try copyBytes(part) { chunk in
+            search.feed(chunk)
+            sink(chunk)
+        }
+        if search.found { throw .invalidRequest(reason: "\(part.label) contains the boundary \(form.boundary.debugDescription); choose another, or let the form choose a random one") }
+    }
+
+    private func copyBytes(_ part: Prepared, to sink: (Data) -> Void) throws(NetworkError) {
         switch part.content {
         case .data(let data):
             sink(data)
@@ -196,5 +213,37 @@ struct MultipartEncoder {
         return text.replacingOccurrences(of: "\"", with: "%22")
             .replacingOccurrences(of: "\r", with: "%0D")
             .replacingOccurrences(of: "\n", with: "%0A")
+    }
+}
+
+/// Finds a delimiter in bytes that come in chunks, also across the edge between two chunks.
+struct DelimiterSearch {
+    private let needle: [UInt8]
+    /// The last `needle.count - 1` bytes seen: a match may start there.
+    private var tail: [UInt8] = []
+    private(set) var found = false
+
+    init(_ needle: [UInt8]) {
+        self.needle = needle
+    }
+
+    mutating func feed(_ chunk: Data) {
+        guard !found, !needle.isEmpty else { return }
+        var window = tail
+        window.append(contentsOf: chunk)
+        found = Self.contains(needle, in: window)
+        tail = Array(window.suffix(needle.count - 1))
+    }
+
+    private static func contains(_ needle: [UInt8], in haystack: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count, let first = needle.first else { return false }
+        var index = 0
+        let last = haystack.count - needle.count
+        while index <= last {
+            guard let candidate = haystack[index...last].firstIndex(of: first) else { return false }
+            if haystack[candidate..<(candidate + needle.count)].elementsEqual(needle) { return true }
+            index = candidate + 1
+        }
+        return false
     }
 }

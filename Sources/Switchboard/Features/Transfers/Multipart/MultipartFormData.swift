@@ -33,14 +33,50 @@ public struct MultipartFormData: Sendable, Hashable {
     /// A problem found while appending (reported when the request is sent).
     var problem: String?
 
+    /// Whether the boundary was given rather than random: then the parts' bytes are searched for it as
+    /// they are sent (a random one, 128 bits of it, can't occur by chance).
+    let boundaryIsChosen: Bool
+
     /// Creates an empty form.
-    /// - Parameter boundary: the boundary; by default a random one (`switchboard.boundary.` and 32 hex digits).
+    /// - Parameter boundary: the boundary; by default a random one (`switchboard.boundary.` and 32 hex
+    ///   digits). A boundary you choose must be 1–70 characters of RFC 2046's set (letters, digits and
+    ///   `'()+_,-./:=?` and space, not last), and no part may contain it: otherwise sending fails with
+    ///   ``NetworkError/invalidRequest(reason:)``.
     public init(boundary: String? = nil) {
         self.boundary = boundary ?? Self.randomBoundary()
+        boundaryIsChosen = boundary != nil
+        if let boundary, let why = Self.problem(withBoundary: boundary) {
+            problem = "the multipart boundary \(boundary.debugDescription) \(why)"
+        }
     }
 
-    /// The `Content-Type` of the body: `multipart/form-data; boundary=…`.
-    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+    /// The `Content-Type` of the body: `multipart/form-data; boundary=…` (the boundary quoted when it
+    /// has characters a bare parameter value can't).
+    public var contentType: String {
+        let bare = boundary.utf8.allSatisfy { Self.isTokenByte($0) }
+        return "multipart/form-data; boundary=" + (bare ? boundary : "\"\(boundary)\"")
+    }
+
+    /// Why `boundary` can't be used (RFC 2046 §5.1.1), or `nil`.
+    static func problem(withBoundary boundary: String) -> String? {
+        let bytes = Array(boundary.utf8)
+        guard (1...70).contains(bytes.count) else { return "must have 1 to 70 characters, not \(bytes.count)" }
+        guard bytes.allSatisfy(isBoundaryByte) else { return "may have only letters, digits, space and '()+_,-./:=?" }
+        guard bytes.last != 0x20 else { return "may not end with a space" }
+        return nil
+    }
+
+    private static func isBoundaryByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
+        default: "'()+_,-./:=? ".utf8.contains(byte)
+        }
+    }
+
+    /// A byte a parameter value may have without quotes (RFC 2045's token: not a space or tspecial).
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        isBoundaryByte(byte) && !"()/:=? ,".utf8.contains(byte)
+    }
 
     /// Appends a form field.
     public mutating func append(_ value: String, name: String) {
@@ -104,10 +140,10 @@ public struct MultipartFormData: Sendable, Hashable {
     /// This form with `parameters` as fields before its own parts (what a request's parameters become
     /// with a multipart body).
     func withFields(from parameters: JSON) -> MultipartFormData {
-        var form = MultipartFormData(boundary: boundary)
+        var form = self
+        form.parts = []
         form.append(parameters: parameters)
         form.parts += parts
-        if let problem { form.record(problem) }
         return form
     }
 
