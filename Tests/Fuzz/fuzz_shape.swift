@@ -95,17 +95,6 @@ private func inferred(from value: JSON) -> JSONShape {
     }
 }
 
-private func kind(_ value: JSON) -> String {
-    switch value {
-    case .null: "null"
-    case .bool: "bool"
-    case .integer, .double: "number"
-    case .string: "string"
-    case .array: "array"
-    case .object: "object"
-    }
-}
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
@@ -132,7 +121,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         } else {
             expect("path", table[mismatch.path] != nil, "\(mismatch.path) is not a path of \(value)")
             if let there = table[mismatch.path] {
-                expect("found", kind(there) == mismatch.found, "\(mismatch): the value there is \(kind(there))")
+                expect("found", there.kindName == mismatch.found, "\(mismatch): the value there is \(there.kindName)")
             }
         }
     }

@@ -12,7 +12,7 @@
 #
 # Environment: FUZZ_RUNS (stop each target after that many executions; with seconds-per-target 0, run
 # until then however long it takes: the 10-million-run mark is `FUZZ_RUNS=10000000 run.sh 0`),
-# FUZZ_SANITIZERS (default fuzzer,address; `fuzzer` alone runs several times faster, for the long
+# FUZZ_OUT (default /tmp/switchboard-fuzz: where everything goes), FUZZ_SANITIZERS (default fuzzer,address; `fuzzer` alone runs several times faster, for the long
 # runs of targets that are all safe Swift), FUZZ_JOBS_NICE (default 15), FUZZ_IGNORE (comma-separated invariant names to skip,
 # see support/FuzzSupport.swift), SWIFTC (default swiftc).
 set -u
@@ -24,7 +24,7 @@ targets=("$@")
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=/tmp/switchboard-fuzz
+out=${FUZZ_OUT:-/tmp/switchboard-fuzz}
 swiftc=${SWIFTC:-swiftc}
 nice_level=${FUZZ_JOBS_NICE:-15}
 sanitizers=${FUZZ_SANITIZERS:-fuzzer,address}

@@ -65,13 +65,14 @@ import Testing
         let same = HTTPHeaders((0..<10_000).map { HTTPHeaders.Field(name: $0.isMultiple(of: 2) ? "x-a" : "X-A", value: "\($0)") })
         #expect(same.count == 1 && same["X-A"] == "9999")
 
-        // On the wire: an error response with 3,000 headers, while another send's 0.5 s deadline runs.
-        // (Not 10,000: FoundationNetworking's own parsing is quadratic and holds a work queue that every
-        // URLSession in the process shares, for seconds, and 15 s under the thread sanitizer, which
-        // would stall the rest of the suite; Switchboard's part is linear, checked above at 10,000.)
+        // On the wire: an error response with 300 headers, while another send's 0.5 s deadline runs.
+        // (Not more in this process: FoundationNetworking's own parsing is quadratic and holds a work
+        // queue that every URLSession in the process shares; 3,000 held it for 15 s under the thread
+        // sanitizer and stalled the rest of the suite. HeaderFloodTests sends 10,000 to a child
+        // process; Switchboard's part is linear, checked above at 10,000.)
         try await withServer { server in
             server.route(nil, "/many-headers") { _ in
-                ServerResponse(status: 500, headers: (0..<3_000).map { ("X-H\($0)", "v") }, body: .data(Data("{}".utf8)))
+                ServerResponse(status: 500, headers: (0..<300).map { ("X-H\($0)", "v") }, body: .data(Data("{}".utf8)))
             }
             server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
             let client = makeClient(server)
@@ -85,7 +86,7 @@ import Testing
                 return
             }
             #expect(manyResult.failure?.statusCode == 500)
-            #expect(manyResult.failure?.errorResponse?.headers.count ?? 0 >= 3_000)
+            #expect(manyResult.failure?.errorResponse?.headers.count ?? 0 >= 300)
             #expect(Date().timeIntervalSince(started) < 30 * timeScale)
         }
     }
