@@ -34,7 +34,7 @@ import Testing
     static func runProbe(arguments: [String], limit: TimeInterval = 30) async throws -> Outcome {
         let probe = try #require(probe, "switchboard-probe is not built beside the tests")
         return try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            onOwnThread {
                 let process = Process()
                 process.executableURL = probe
                 process.arguments = arguments

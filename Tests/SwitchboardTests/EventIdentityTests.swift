@@ -74,7 +74,7 @@ import Testing
                 }
                 DispatchQueue.global().async { client.cancelAll() }
                 await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async { sent.wait(); continuation.resume() }
+                    onOwnThread { sent.wait(); continuation.resume() }
                 }
             }
             #expect(await eventually(timeout: 20) { client.inFlightCount == 0 })
@@ -100,8 +100,8 @@ import Testing
             let client = makeClient(server) { $0.monitors = [holding] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
-            DispatchQueue.global().async { client.send(Get("/echo")) }
-            await withCheckedContinuation { continuation in DispatchQueue.global().async { entered.wait(); continuation.resume() } }
+            onOwnThread { client.send(Get("/echo")) }  // held in willStart: not on a global queue
+            await withCheckedContinuation { continuation in onOwnThread { entered.wait(); continuation.resume() } }
             client.cancelAll()
             release.signal()
             #expect(await eventually { log.events.count == 2 })

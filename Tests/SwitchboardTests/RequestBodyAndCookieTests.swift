@@ -94,7 +94,7 @@ struct BlockingHook: ResponseHook {
             let order = Box<[String]>([])
             client.send(Get("/small").with(\.pipeline.responseHooks, [blocking])) { _ in order.mutate { $0.append("slow") } }
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { hookStarted.wait(); continuation.resume() }
+                onOwnThread { hookStarted.wait(); continuation.resume() }
             }
             // While the hook blocks: another send completes, and another's deadline fires.
             let other = await client.result(Get("/small"))

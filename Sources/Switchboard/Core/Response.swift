@@ -15,7 +15,9 @@ public struct Response<R: Request>: Sendable {
     /// The request this answers.
     public let request: R
     /// The HTTP response.
-    public let httpResponse: HTTPURLResponse
+    public var httpResponse: HTTPURLResponse { head.response }
+    /// The head, made into an `HTTPURLResponse` only when asked (see ``ResponseHead``).
+    let head: ResponseHead
     /// The body, as received; empty for a download (see ``fileURL``).
     public let data: Data
     /// For a ``DownloadRequest``, the downloaded file (its destination); otherwise `nil`.
@@ -47,8 +49,12 @@ public struct Response<R: Request>: Sendable {
 
     /// Creates a response (for tests and custom transports).
     public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing, fileURL: URL? = nil) {
+        self.init(request: request, head: ResponseHead(httpResponse), data: data, json: json, source: source, timing: timing, fileURL: fileURL)
+    }
+
+    init(request: R, head: ResponseHead, data: Data, json: JSON, source: Source, timing: Timing, fileURL: URL?) {
         self.request = request
-        self.httpResponse = httpResponse
+        self.head = head
         self.data = data
         self.fileURL = fileURL
         self.json = json
@@ -57,10 +63,10 @@ public struct Response<R: Request>: Sendable {
     }
 
     /// The HTTP status code.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
 
     /// The response headers.
-    public var headers: HTTPHeaders { HTTPHeaders(httpResponse) }
+    public var headers: HTTPHeaders { head.headers }
 
     /// The JSON object as a Foundation dictionary (`[String: Any]`), or `nil` when the body isn't an object.
     /// Never an empty dictionary standing in for a failure.

@@ -14,20 +14,20 @@ enum ResponseValidator {
         source: Response<R>.Source = .network,
         parsed: JSON? = nil
     ) -> Result<Response<R>, NetworkError> {
-        let http = transport.httpResponse
-        let status = http.statusCode
+        let head = transport.head
+        let status = head.statusCode
         let validation = request.validation
         let acceptable = validation.statusCodes ?? configuration.acceptableStatusCodes
         guard acceptable.contains(status) else {
-            let failure = ErrorResponse(http, body: transport.data)
+            let failure = ErrorResponse(head.response, body: transport.data)
             return .failure(status == 401 ? .unauthorized(failure) : .httpStatus(failure))
         }
         var json = JSON.null
         if request.responseFormat == .json, !transport.data.isEmpty {
             let types = validation.contentTypes ?? configuration.acceptableContentTypes
-            let mime = mimeType(of: http)
+            let mime = head.mimeType
             guard isAcceptable(mime, in: types) else {
-                return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(http, body: transport.data)))
+                return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(head.response, body: transport.data)))
             }
             do {
                 json = try parsed ?? JSON.parse(transport.data)
@@ -38,7 +38,7 @@ enum ResponseValidator {
         if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
             return .failure(.jsonShape(mismatch))
         }
-        return .success(Response(request: request, httpResponse: http, data: transport.data, json: json, source: source, timing: transport.timing, fileURL: transport.fileURL))
+        return .success(Response(request: request, head: head, data: transport.data, json: json, source: source, timing: transport.timing, fileURL: transport.fileURL))
     }
 
     /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines
@@ -60,6 +60,22 @@ enum ResponseValidator {
 
     /// The media type (without parameters) of the last non-empty value in a comma-joined
     /// `Content-Type`; commas inside quoted parameters don't split.
+    /// `lastMediaType(in:)` for the usual header, one ASCII media type with parameters maybe
+    /// (`application/json; charset=utf-8`), without Foundation; `nil` for anything else.
+    static func fastMediaType(_ header: String) -> String? {
+        // Several types (joined lines) or quotes: the careful reading.
+        guard !header.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 >= 0x80 }) else { return nil }
+        var bytes: [UInt8] = []
+        for byte in header.utf8 {
+            if byte == UInt8(ascii: ";") { break }
+            bytes.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte)
+        }
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        guard bytes.contains(UInt8(ascii: "/")) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func lastMediaType(in header: String) -> String? {
         var values: [String] = [], current = "", quoted = false
         for character in header {

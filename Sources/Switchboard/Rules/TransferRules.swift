@@ -126,7 +126,11 @@ public struct TransferRules: Sendable {
     /// ``TransferOptions/maximumResponseSize`` fails with ``NetworkError/responseTooLarge(limit:)``
     /// before a byte of it is read. Returns `nil` when the transfer may go on.
     public func admit(_ head: HTTPURLResponse, for request: URLRequest, destination: ResponseDestination) -> NetworkError? {
-        guard case .memory = destination, !Self.hasNoBody(head, method: request.httpMethod) else { return nil }
+        admit(ResponseHead(head), for: request, destination: destination)
+    }
+
+    func admit(_ head: ResponseHead, for request: URLRequest, destination: ResponseDestination) -> NetworkError? {
+        guard case .memory = destination, !Self.hasNoBody(status: head.statusCode, method: request.httpMethod) else { return nil }
         let limit = options.maximumResponseSize
         return head.expectedContentLength > Int64(limit) ? .responseTooLarge(limit: limit) : nil
     }
@@ -141,6 +145,10 @@ public struct TransferRules: Sendable {
     /// Checks a body that ended: shorter than an uncompressed `Content-Length` means the server closed
     /// mid-body (`URLError.networkConnectionLost`).
     public func verifyComplete(_ head: HTTPURLResponse, for request: URLRequest, receivedBytes: Int64) -> NetworkError? {
+        verifyComplete(ResponseHead(head), for: request, receivedBytes: receivedBytes)
+    }
+
+    func verifyComplete(_ head: ResponseHead, for request: URLRequest, receivedBytes: Int64) -> NetworkError? {
         guard receivedBytes < head.expectedContentLength,
             let expected = Self.expectedBodyLength(head, method: request.httpMethod), receivedBytes < expected
         else { return nil }
@@ -149,7 +157,10 @@ public struct TransferRules: Sendable {
 
     /// Whether a response can have no body whatever its headers say: to a HEAD request, 1xx, 204, 304.
     public static func hasNoBody(_ head: HTTPURLResponse, method: String?) -> Bool {
-        let status = head.statusCode
+        hasNoBody(status: head.statusCode, method: method)
+    }
+
+    static func hasNoBody(status: Int, method: String?) -> Bool {
         // Methods are case-sensitive (RFC 9110 §9.1): only `HEAD` is HEAD.
         return (100..<200).contains(status) || status == 204 || status == 304 || method == "HEAD"
     }
@@ -158,21 +169,14 @@ public struct TransferRules: Sendable {
     /// content-encoded body (its `Content-Length` is the compressed size; transports hand over decoded
     /// bytes) nor a transfer-encoded one (its framing wins, RFC 9112 §6.3).
     public static func expectedBodyLength(_ head: HTTPURLResponse, method: String?) -> Int64? {
-        // Only when a length is announced are the header names scanned (ASCII comparisons: the
-        // response's own lookup compares with Foundation's slower case-insensitive compare on Linux).
-        guard head.expectedContentLength >= 0, !hasNoBody(head, method: method) else { return nil }
-        let framed = head.allHeaderFields.keys.contains { key in
-            guard let name = key.base as? String else { return false }
-            return isFraming(name)
-        }
-        return expectedBodyLength(head, method: method, framed: framed)
+        expectedBodyLength(ResponseHead(head), method: method)
     }
 
-    /// ``expectedBodyLength(_:method:)`` for a transport that parsed the head's fields itself and
-    /// knows whether any of them is `Content-Encoding` or `Transfer-Encoding` (``isFraming(_:)``).
-    static func expectedBodyLength(_ head: HTTPURLResponse, method: String?, framed: Bool) -> Int64? {
-        guard !framed, head.expectedContentLength >= 0, !hasNoBody(head, method: method) else { return nil }
-        return head.expectedContentLength
+    static func expectedBodyLength(_ head: ResponseHead, method: String?) -> Int64? {
+        let length = head.expectedContentLength
+        // The fields are scanned only when a length is announced.
+        guard length >= 0, !hasNoBody(status: head.statusCode, method: method), !head.isFramed else { return nil }
+        return length
     }
 
     /// Whether a field named `name` changes what the body's bytes are (`Content-Encoding`) or how they

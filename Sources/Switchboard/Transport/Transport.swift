@@ -79,7 +79,9 @@ public struct TransferOptions: Sendable {
 /// What a transport got back: the response head and the body, in memory or in a file.
 public struct TransportResponse: Sendable {
     /// The HTTP response head.
-    public let httpResponse: HTTPURLResponse
+    public var httpResponse: HTTPURLResponse { head.response }
+    /// The head, made into an `HTTPURLResponse` only when asked (see ``ResponseHead``).
+    let head: ResponseHead
     /// The body, for a ``ResponseDestination/memory`` destination; empty for a file.
     public let data: Data
     /// The file the body was written to, for a ``ResponseDestination/file(_:offset:)`` destination.
@@ -91,7 +93,12 @@ public struct TransportResponse: Sendable {
 
     /// Creates a response whose body is in memory.
     public init(httpResponse: HTTPURLResponse, data: Data, timing: Timing) {
-        self.httpResponse = httpResponse
+        self.init(head: ResponseHead(httpResponse), data: data, timing: timing)
+    }
+
+    /// Creates a response whose body is in memory, from a head the transport parsed.
+    init(head: ResponseHead, data: Data, timing: Timing) {
+        self.head = head
         self.data = data
         fileURL = nil
         bodyLength = Int64(data.count)
@@ -100,7 +107,12 @@ public struct TransportResponse: Sendable {
 
     /// Creates a response whose body was written to a file.
     public init(httpResponse: HTTPURLResponse, fileURL: URL, bodyLength: Int64, timing: Timing) {
-        self.httpResponse = httpResponse
+        self.init(head: ResponseHead(httpResponse), fileURL: fileURL, bodyLength: bodyLength, timing: timing)
+    }
+
+    /// Creates a response whose body was written to a file, from a head the transport parsed.
+    init(head: ResponseHead, fileURL: URL, bodyLength: Int64, timing: Timing) {
+        self.head = head
         data = Data()
         self.fileURL = fileURL
         self.bodyLength = bodyLength

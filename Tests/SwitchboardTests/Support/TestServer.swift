@@ -23,21 +23,32 @@ func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T
     }
 }
 
-/// Stops `server` on a global dispatch queue and waits for it without blocking a cooperative thread.
+/// Runs blocking work (a wait, a child process, a server's stop) on a thread of its own.
+///
+/// Never on Dispatch's global queues: on Linux they have about as many threads as cores, and the
+/// library delivers cancels and ended deadlines there. A test that holds one for seconds held up every
+/// other test's cancels and deadlines by as much (under the thread sanitizer, 30–40 s stalls of the
+/// whole suite, until a held wait timed out).
+func onOwnThread(_ work: @escaping @Sendable () -> Void) {
+    Thread.detachNewThread(work)
+}
+
+/// Stops `server` on a thread of its own and waits for it without blocking a cooperative thread.
 func stopOffPool(_ server: LoopbackServer) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().async {
+        onOwnThread {
             server.stop()
             continuation.resume()
         }
     }
 }
 
-/// Runs slow synchronous work (checksums of hundreds of MiB, big files) on a global queue: on Swift's
-/// cooperative pool (two threads here) it would hold up every other test's `await`s meanwhile.
+/// Runs slow synchronous work (checksums of hundreds of MiB, big files) on a thread of its own: on
+/// Swift's cooperative pool (two threads here) it would hold up every other test's `await`s meanwhile,
+/// and on a global queue every other test's cancels (see `onOwnThread`).
 func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        onOwnThread { continuation.resume(with: Result { try work() }) }
     }
 }
 

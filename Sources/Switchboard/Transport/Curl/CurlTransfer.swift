@@ -51,8 +51,8 @@ final class CurlTransfer: @unchecked Sendable {
     // The response being read.
     private var status = 0
     private var httpVersion = "HTTP/1.1"
-    private var fields: [(name: String, value: String)] = []
-    private var head: HTTPURLResponse?
+    private var fields: [HTTPHeaders.Field] = []
+    private var head: ResponseHead?
     private var data = Data()
     private var file: FileHandle?
     private var pending = Data()
@@ -219,11 +219,11 @@ final class CurlTransfer: @unchecked Sendable {
         let timing = Timing(start: start, timeToFirstByte: firstByte ?? 0, duration: Date().timeIntervalSince(start))
         switch request.destination {
         case .memory:
-            return .finished(.success(TransportResponse(httpResponse: head, data: data, timing: timing)))
+            return .finished(.success(TransportResponse(head: head, data: data, timing: timing)))
         case .file(let url, _):
             try? file?.close()
             file = nil
-            return .finished(.success(TransportResponse(httpResponse: head, fileURL: url, bodyLength: bytesReceived, timing: timing)))
+            return .finished(.success(TransportResponse(head: head, fileURL: url, bodyLength: bytesReceived, timing: timing)))
         }
     }
 
@@ -257,7 +257,7 @@ final class CurlTransfer: @unchecked Sendable {
             guard let colon = bytes.firstIndex(of: 0x3A) else { return true }  // a folded or odd line: skipped
             let name = Self.trimmed(bytes[..<colon])
             let value = Self.trimmed(bytes[(colon + 1)...])
-            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            fields.append(HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
             return true
         }
         // The blank line: a 1xx head is followed by the real one.
@@ -281,21 +281,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func headEnded() -> Bool {
         guard let url = current.url else { return false }
-        var joined: [String: String] = [:]
-        var spelling: [String: String] = [:]  // ASCII-lower-cased name → the spelling first seen
-        for (name, value) in fields {
-            let folded = String(decoding: name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
-            let key = spelling[folded] ?? name
-            spelling[folded] = key
-            joined[key] = joined[key].map { "\($0), \(value)" } ?? value
-        }
-        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: httpVersion, headerFields: joined) else {
-            mode = .failed(.transport(URLError(.badServerResponse)))
-            return false
-        }
+        // The HTTPURLResponse is made only where a rule or a callback needs one (a redirect, a
+        // challenge, a head callback): a plain answer never pays for it (see ResponseHead).
+        let parsed = ResponseHead(url: url, statusCode: status, httpVersion: httpVersion, fields: fields)
         storeCookies(url)
-        if (300..<400).contains(status), let location = response.value(forHTTPHeaderField: "Location") {
-            switch rules.redirect(from: current, response: response, to: URL(string: location, relativeTo: url)?.absoluteURL, followed: redirects) {
+        if (300..<400).contains(status), let location = parsed.value("Location") {
+            switch rules.redirect(from: current, response: parsed.response, to: URL(string: location, relativeTo: url)?.absoluteURL, followed: redirects) {
             case .deliver:
                 break
             case .fail(let error):
@@ -311,10 +302,10 @@ final class CurlTransfer: @unchecked Sendable {
             // A redirect that says nowhere: a broken response (as URLSession reports it).
             mode = .failed(.transport(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "a \(status) redirect without a Location"])))
             return false
-        } else if status == 401, response.value(forHTTPHeaderField: "WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
+        } else if status == 401, parsed.value("WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
             let decision = rules.answerChallenge(
                 original: request.urlRequest, current: current, host: url.host ?? "",
-                port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80), previousFailures: challenges, response: response
+                port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80), previousFailures: challenges, response: parsed.response
             )
             switch decision {
             case .fail(let error):
@@ -328,13 +319,13 @@ final class CurlTransfer: @unchecked Sendable {
                 return true
             }
         }
-        if let refused = rules.admit(response, for: current, destination: request.destination) {
+        if let refused = rules.admit(parsed, for: current, destination: request.destination) {
             mode = .failed(refused)
             return false
         }
         var offset: Int64 = 0
         if case .file(_, let from) = request.destination { offset = from }
-        switch callbacks.head?(response) ?? .proceed {
+        switch callbacks.head.map({ $0(parsed.response) }) ?? .proceed {
         case .fail(let error):
             mode = .failed(error)
             return false
@@ -349,10 +340,8 @@ final class CurlTransfer: @unchecked Sendable {
                 return false
             }
         }
-        head = response
-        // From the fields just parsed, not the response's header dictionary.
-        let framed = fields.contains { TransferRules.isFraming($0.name) }
-        expectedToReceive = TransferRules.expectedBodyLength(response, method: current.httpMethod, framed: framed)
+        head = parsed
+        expectedToReceive = TransferRules.expectedBodyLength(parsed, method: current.httpMethod)
         mode = .receiving
         return true
     }

@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response head: either an `HTTPURLResponse` a transport was given (URLSession's), or the status
+/// and fields a transport parsed itself (libcurl's), for which the `HTTPURLResponse` is made only when
+/// somebody asks for it. On Linux, FoundationNetworking's initializer trims, compares and capitalizes
+/// every field through `NSString`: 5–8 µs a response, more than the rest of a small request's
+/// handling, and the dispatcher needs only the status, the length and the content type.
+///
+/// Thread-safe: a parsed head makes its `HTTPURLResponse` once, under a lock (no user code runs there).
+final class ResponseHead: Sendable {
+    private enum Storage: Sendable {
+        case made(HTTPURLResponse)
+        case parsed(url: URL, status: Int, version: String?, fields: [HTTPHeaders.Field], response: Locked<HTTPURLResponse?>)
+    }
+
+    private let storage: Storage
+
+    /// A head from an `HTTPURLResponse`.
+    init(_ response: HTTPURLResponse) {
+        storage = .made(response)
+    }
+
+    /// A head from the status line and the fields as received, in order (repeated names kept).
+    init(url: URL, statusCode: Int, httpVersion: String?, fields: [HTTPHeaders.Field]) {
+        storage = .parsed(url: url, status: statusCode, version: httpVersion, fields: fields, response: Locked(nil))
+    }
+
+    var statusCode: Int {
+        switch storage {
+        case .made(let response): response.statusCode
+        case .parsed(_, let status, _, _, _): status
+        }
+    }
+
+    var url: URL? {
+        switch storage {
+        case .made(let response): response.url
+        case .parsed(let url, _, _, _, _): url
+        }
+    }
+
+    /// The `HTTPURLResponse` (made now, the first time, for a parsed head).
+    var response: HTTPURLResponse {
+        switch storage {
+        case .made(let response):
+            return response
+        case .parsed(let url, let status, let version, let fields, let made):
+            return made.withLock { made in
+                if let made { return made }
+                let joined = Dictionary(Self.joined(fields).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+                // Only an invalid URL or status makes the initializer fail; the transport checked both.
+                let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: joined)
+                    ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: joined)!
+                made = response
+                return response
+            }
+        }
+    }
+
+    /// The value of the field `name` (ASCII case ignored; repeated fields joined with ", ", as
+    /// `HTTPURLResponse` joins them).
+    func value(_ name: String) -> String? {
+        switch storage {
+        case .made(let response):
+            return response.value(forHTTPHeaderField: name)
+        case .parsed(_, _, _, let fields, _):
+            var found: String?
+            for field in fields where field.name.caseInsensitiveEquals(name) {
+                found = found.map { "\($0), \(field.value)" } ?? field.value
+            }
+            return found
+        }
+    }
+
+    /// The `Content-Length`, or -1 (as `HTTPURLResponse.expectedContentLength`).
+    var expectedContentLength: Int64 {
+        switch storage {
+        case .made(let response): response.expectedContentLength
+        case .parsed: value("Content-Length").flatMap { Int64($0) } ?? -1
+        }
+    }
+
+    /// Whether a `Content-Encoding` or `Transfer-Encoding` field is there (``TransferRules/isFraming(_:)``).
+    var isFramed: Bool {
+        switch storage {
+        case .made(let response):
+            return response.allHeaderFields.keys.contains { ($0.base as? String).map(TransferRules.isFraming) ?? false }
+        case .parsed(_, _, _, let fields, _):
+            return fields.contains { TransferRules.isFraming($0.name) }
+        }
+    }
+
+    /// The MIME type: the last media type of `Content-Type`, lower-cased, without parameters.
+    var mimeType: String? {
+        switch storage {
+        case .made(let response):
+            return ResponseValidator.mimeType(of: response)
+        case .parsed:
+            guard let type = value("Content-Type") else { return nil }
+            return ResponseValidator.fastMediaType(type) ?? ResponseValidator.lastMediaType(in: type)
+        }
+    }
+
+    /// The fields, repeated names joined.
+    var headers: HTTPHeaders {
+        switch storage {
+        case .made(let response): HTTPHeaders(response)
+        case .parsed(_, _, _, let fields, _): HTTPHeaders(Self.joined(fields))
+        }
+    }
+
+    /// `fields` with each repeated name (ASCII case ignored) joined into the first, with ", ".
+    private static func joined(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
+        var result: [HTTPHeaders.Field] = []
+        result.reserveCapacity(fields.count)
+        var index: [String: Int] = [:]
+        for field in fields {
+            let folded = String(decoding: field.name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+            if let at = index[folded] {
+                result[at].value += ", " + field.value
+            } else {
+                index[folded] = result.count
+                result.append(field)
+            }
+        }
+        return result
+    }
+}
