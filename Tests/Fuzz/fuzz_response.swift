@@ -5,6 +5,8 @@
 // (every file of Sources/Switchboard, nothing stubbed or copied).
 // Input: the whole input is the Content-Type value and the Retry-After value.
 // Checks: no trap; lastMediaType returns nil or a trimmed, lower-cased type containing '/' without ';';
+// fastMediaType, when it answers, answers the same; a parsed ResponseHead reads the same MIME type as
+// the HTTPURLResponse made from it;
 // parseRetryAfter returns nil or a finite value >= 0, and exactly N for a value of decimal digits N.
 import Foundation
 #if canImport(FoundationNetworking)
@@ -24,6 +26,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 && type == type.trimmingCharacters(in: .whitespaces),
                "lastMediaType(in: \(text.debugDescription)) = \(type.debugDescription)")
     }
+    if let fast = ResponseValidator.fastMediaType(text) {
+        expect("fast-media", fast == ResponseValidator.lastMediaType(in: text),
+               "fastMediaType(\(text.debugDescription)) = \(fast.debugDescription), lastMediaType \(String(describing: ResponseValidator.lastMediaType(in: text)))")
+    }
+    // A head as the libcurl transport parses it reads the type as the HTTPURLResponse made from it does.
+    let parsed = ResponseHead(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", fields: [HTTPHeaders.Field(name: "content-type", value: text)])
+    expect("head-mime", parsed.mimeType == ResponseValidator.mimeType(of: parsed.response),
+           "Content-Type \(text.debugDescription): parsed head \(String(describing: parsed.mimeType)), HTTPURLResponse \(String(describing: ResponseValidator.mimeType(of: parsed.response)))")
     if let response = HTTPURLResponse(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": text]) {
         let mime = ResponseValidator.mimeType(of: response)
         _ = ResponseValidator.isAcceptable(mime, in: acceptable)

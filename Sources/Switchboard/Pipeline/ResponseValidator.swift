@@ -60,10 +60,11 @@ enum ResponseValidator {
 
     /// The media type (without parameters) of the last non-empty value in a comma-joined
     /// `Content-Type`; commas inside quoted parameters don't split.
-    /// `lastMediaType(in:)` for the usual header, one ASCII media type with parameters maybe
-    /// (`application/json; charset=utf-8`), without Foundation; `nil` for anything else.
+    /// The MIME type of the usual header, one media type of token characters with parameters maybe
+    /// (`application/json; charset=utf-8`), read without Foundation: lower-cased, without parameters.
+    /// `nil` for anything else (several types, quotes, spaces inside, no `/`), which needs the careful
+    /// reading of `mimeType(of:)`.
     static func fastMediaType(_ header: String) -> String? {
-        // Several types (joined lines) or quotes: the careful reading.
         guard !header.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 >= 0x80 }) else { return nil }
         var bytes: [UInt8] = []
         for byte in header.utf8 {
@@ -72,8 +73,19 @@ enum ResponseValidator {
         }
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-        guard bytes.contains(UInt8(ascii: "/")) else { return nil }
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash > 0, slash < bytes.count - 1,
+              bytes.allSatisfy({ $0 == UInt8(ascii: "/") || isTokenByte($0) }),
+              bytes.lastIndex(of: UInt8(ascii: "/")) == slash
+        else { return nil }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// An RFC 9110 token character.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     static func lastMediaType(in header: String) -> String? {

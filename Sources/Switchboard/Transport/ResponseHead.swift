@@ -100,7 +100,9 @@ final class ResponseHead: Sendable {
             return ResponseValidator.mimeType(of: response)
         case .parsed:
             guard let type = value("Content-Type") else { return nil }
-            return ResponseValidator.fastMediaType(type) ?? ResponseValidator.lastMediaType(in: type)
+            // The usual `type/subtype[; parameters]` directly; anything unusual as the HTTPURLResponse
+            // reads it, so both transports accept and reject the same types.
+            return ResponseValidator.fastMediaType(type) ?? ResponseValidator.mimeType(of: response)
         }
     }
 
