@@ -53,6 +53,8 @@ final class CallRecorder: EventMonitor {
             let monitor = CallRecorder()
             let client = makeClient(server) { $0.monitors = [monitor] }
             let response = try await client.response(for: Get("/echo").with(\.headers, ["X-Trace": "1"]))
+            // didDeliver comes after the send's own completion, which resumed this task: wait for it.
+            #expect(await eventually { monitor.calls.value.last == "didDeliver" })
             #expect(monitor.calls.value == ["start", "adapt1", "receive1:200", "decode1:ok", "finish:200", "willDeliver", "didDeliver"])
             #expect(Set(monitor.contexts.value).count == 1, "the same context for every call of one send")
             #expect(monitor.adapted.value.first?.value(forHTTPHeaderField: "X-Trace") == "1", "didAdapt sees the request as it leaves")
@@ -67,6 +69,7 @@ final class CallRecorder: EventMonitor {
             let request = Get("/flaky/monitor-\(UUID().uuidString)?failures=1")
                 .with(\.pipeline.retryPolicy, RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, jitter: 0))
             _ = try await client.response(for: request)
+            #expect(await eventually { monitor.calls.value.last == "didDeliver" })
             #expect(monitor.calls.value == [
                 "start", "adapt1", "receive1:503", "decode1:error", "retry2", "adapt2", "receive2:200", "decode2:ok", "finish:200", "willDeliver", "didDeliver",
             ])
