@@ -28,11 +28,24 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// Creates a list from fields in order; a later field with the same name replaces an earlier one.
     /// Linear in the number of fields.
     public init(_ fields: [Field]) {
+        self.init(fields, joining: false)
+    }
+
+    /// Creates a list from fields as received, a repeated name (ASCII case ignored) joined into its
+    /// first field with ", " (as `HTTPURLResponse` joins them), in the order first seen.
+    init(received fields: [Field]) {
+        self.init(fields, joining: true)
+    }
+
+    private init(_ fields: [Field], joining: Bool) {
         self.fields = []
         self.fields.reserveCapacity(fields.count)
         // A few fields (a request's own headers): the subscript's scan is cheaper than an index.
         if fields.count <= 16 {
-            for field in fields { self[field.name] = field.value }
+            for field in fields {
+                let earlier = joining ? self[field.name] : nil
+                self[field.name] = earlier.map { "\($0), \(field.value)" } ?? field.value
+            }
             return
         }
         // Keyed by bytes, ASCII case folded: the same rule as lookup (String keys would also merge
@@ -41,7 +54,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         for field in fields {
             let key = field.name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
             if let index = positions[key] {
-                self.fields[index].value = field.value
+                self.fields[index].value = joining ? "\(self.fields[index].value), \(field.value)" : field.value
             } else {
                 positions[key] = self.fields.count
                 self.fields.append(field)

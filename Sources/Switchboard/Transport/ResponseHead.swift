@@ -50,10 +50,12 @@ final class ResponseHead: Sendable {
         case .parsed(let url, let status, let version, let fields, let made):
             return made.withLock { made in
                 if let made { return made }
-                let joined = Dictionary(Self.joined(fields).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-                // Only an invalid URL or status makes the initializer fail; the transport checked both.
-                let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: joined)
-                    ?? HTTPURLResponse(url: url, statusCode: 500, httpVersion: version, headerFields: joined)!
+                let joined = Dictionary(HTTPHeaders(received: fields).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+                guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version, headerFields: joined) else {
+                    // Unreachable from any input: swift-corelibs-foundation's initializer has no failing
+                    // path (URLResponse.swift), and the URL and the three-digit status come from the transfer.
+                    preconditionFailure("HTTPURLResponse refused \(url) \(status)")
+                }
                 made = response
                 return response
             }
@@ -110,24 +112,7 @@ final class ResponseHead: Sendable {
     var headers: HTTPHeaders {
         switch storage {
         case .made(let response): HTTPHeaders(response)
-        case .parsed(_, _, _, let fields, _): HTTPHeaders(Self.joined(fields))
+        case .parsed(_, _, _, let fields, _): HTTPHeaders(received: fields)
         }
-    }
-
-    /// `fields` with each repeated name (ASCII case ignored) joined into the first, with ", ".
-    private static func joined(_ fields: [HTTPHeaders.Field]) -> [HTTPHeaders.Field] {
-        var result: [HTTPHeaders.Field] = []
-        result.reserveCapacity(fields.count)
-        var index: [String: Int] = [:]
-        for field in fields {
-            let folded = String(decoding: field.name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
-            if let at = index[folded] {
-                result[at].value += ", " + field.value
-            } else {
-                index[folded] = result.count
-                result.append(field)
-            }
-        }
-        return result
     }
 }
