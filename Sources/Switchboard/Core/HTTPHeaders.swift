@@ -146,12 +146,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 extension String {
     /// ASCII case-insensitive equality, for header names.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        // Index by index rather than through `zip`, whose iterator doesn't specialize away: this runs for
-        // every field of every response head a transport parses.
+        guard utf8.count == other.utf8.count else { return false }
+        // This runs for every field of every response head a transport parses: over the bytes in place
+        // where the strings are native (almost always), index by index otherwise.
+        let inPlace = utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b in Self.foldedEqual(a, b) }
+        }
+        if let inPlace, let result = inPlace { return result }
+        return Self.foldedEqual(utf8, other.utf8)
+    }
+
+    @inline(__always)
+    private static func foldedEqual<C: Collection<UInt8>>(_ a: C, _ b: C) -> Bool {
         var i = a.startIndex, j = b.startIndex
-        while i != a.endIndex {
+        while i != a.endIndex, j != b.endIndex {
             let x = a[i], y = b[j]
             if x != y {
                 let folded = x | 0x20
@@ -160,6 +168,6 @@ extension String {
             a.formIndex(after: &i)
             b.formIndex(after: &j)
         }
-        return true
+        return i == a.endIndex && j == b.endIndex
     }
 }

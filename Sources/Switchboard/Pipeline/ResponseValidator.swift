@@ -67,6 +67,7 @@ enum ResponseValidator {
     static func fastMediaType(_ header: String) -> String? {
         guard !header.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 >= 0x80 }) else { return nil }
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(header.utf8.count)
         for byte in header.utf8 {
             if byte == UInt8(ascii: ";") { break }
             bytes.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte)

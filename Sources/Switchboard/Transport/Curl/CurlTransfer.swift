@@ -151,8 +151,9 @@ final class CurlTransfer: @unchecked Sendable {
     private func configureHeaders(_ easy: CurlLibrary.Handle) {
         var lines: [String] = []
         let given = current.allHTTPHeaderFields ?? [:]
+        lines.reserveCapacity(given.count + 2)
         // The framing is libcurl's, from the body it sends (a hand-set length could only be wrong).
-        for (name, value) in given where !Self.framingHeaders.contains(name.lowercased()) { lines.append("\(name): \(value)") }
+        for (name, value) in given where !Self.isFraming(name) { lines.append("\(name): \(value)") }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
             current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
             let cookie = HTTPCookie.requestHeaderFields(with: jar.cookies(for: url) ?? [])["Cookie"]
@@ -167,7 +168,9 @@ final class CurlTransfer: @unchecked Sendable {
         _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, list.map { UnsafeRawPointer($0) })
     }
 
-    private static let framingHeaders: Set<String> = ["content-length", "transfer-encoding"]
+    private static func isFraming(_ name: String) -> Bool {
+        name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")
+    }
     private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     private func setString(_ option: Int32, _ value: String) {
@@ -242,15 +245,28 @@ final class CurlTransfer: @unchecked Sendable {
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if bytes.starts(with: Self.httpPrefix) {
-            // "HTTP/1.1 200 OK", "HTTP/2 200"
-            let parts = bytes.split(separator: 0x20, maxSplits: 2, omittingEmptySubsequences: true)
-            guard parts.count >= 2, let code = Int(String(decoding: parts[1], as: UTF8.self)) else {
+            // "HTTP/1.1 200 OK", "HTTP/2 200": the version, spaces, three digits, then a space or the end.
+            guard let space = bytes.firstIndex(of: 0x20) else {
+                mode = .failed(.transport(URLError(.badServerResponse)))
+                return false
+            }
+            var digits = space
+            while digits < bytes.count, bytes[digits] == 0x20 { digits += 1 }
+            var code = 0, count = 0
+            while digits + count < bytes.count, bytes[digits + count] != 0x20 {
+                let digit = bytes[digits + count]
+                guard digit >= 0x30, digit <= 0x39, count < 3 else { count = 0; break }
+                code = code * 10 + Int(digit - 0x30)
+                count += 1
+            }
+            guard count == 3 else {
                 mode = .failed(.transport(URLError(.badServerResponse)))
                 return false
             }
             status = code
-            httpVersion = String(decoding: parts[0], as: UTF8.self)
+            httpVersion = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<space]), as: UTF8.self)
             fields = []
+            fields.reserveCapacity(16)
             return true
         }
         if !bytes.isEmpty {
