@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Settings every target shares: Swift 6 language mode (strict concurrency) and `any` spelled out.
 let strictSettings: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 var package = Package(

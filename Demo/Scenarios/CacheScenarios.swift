@@ -22,11 +22,12 @@ enum CacheScenarios {
                 transcript.check(false, "could not start a second server")
                 return
             }
-            let client = Dispatcher(configuration: Configuration {
-                $0.baseURL = server.baseURL
-                $0.transport = DemoRunner.transport
-                $0.cache = ResponseCache(directory: folder)
-            })
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL
+                    $0.transport = DemoRunner.transport
+                    $0.cache = ResponseCache(directory: folder)
+                })
             let screen = UserScreen()
             let token = client.addObserver(screen, for: CachedUserInfo.self, on: .immediate) { screen, event in screen.show(event) }
             let shown = screen.shown
@@ -43,7 +44,7 @@ enum CacheScenarios {
             transcript.say("  with the server stopped: \(stale)")
             transcript.check((try? offline.get())?.source == .stale, "network-else-cache shows the stored data when the network is down")
             token.cancel()
-        },
+        }
     ]
 
     /// What a screen showing the user info would show, in order.

@@ -92,7 +92,10 @@ enum CustomisationScenarios {
                 transcript.check(a.json["name"] == "Ada" && b.json["name"] == "Ada" && refreshes.count == 1, "one refresh for both, then both succeeded")
             default:
                 let token = await auth.token ?? "none"
-                transcript.check(false, "the refresh-on-401 pattern failed: first \(a.map(\.attempts)), second \(b.map(\.attempts)); \(refreshes.count) refreshes, their errors \(refreshErrors.withLock { $0 }), token now \(token)")
+                transcript.check(
+                    false,
+                    "the refresh-on-401 pattern failed: first \(a.map(\.attempts)), second \(b.map(\.attempts)); \(refreshes.count) refreshes, their errors \(refreshErrors.withLock { $0 }), token now \(token)"
+                )
             }
         },
         DemoRunner.Scenario(title: "An error code inside a 200 body becomes a typed failure") { transcript in
@@ -121,8 +124,9 @@ enum CustomisationScenarios {
             _ = await Dispatcher.shared.sendAndWait(FlakyFeed(key: key))
             let lines = metrics.lines
             for line in lines { transcript.say("  \(line)") }
-            transcript.check(lines.count == 4 && lines.last?.hasPrefix("finished 200") == true,
-                             "three attempts (503, 503, 200) and one result, seen by a monitor of the app's own")
+            transcript.check(
+                lines.count == 4 && lines.last?.hasPrefix("finished 200") == true,
+                "three attempts (503, 503, 200) and one result, seen by a monitor of the app's own")
         },
     ]
 }

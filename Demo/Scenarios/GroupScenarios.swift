@@ -9,7 +9,8 @@ enum GroupScenarios {
                 let (a, b, c, user) = try await Dispatcher.shared.batch(
                     GetImage(imageID: "1.jpg"), GetImage(imageID: "2.jpg"), GetImage(imageID: "3.jpg"), GetUserInfo(id: "123"))
                 transcript.say("  images of \(a.data.count), \(b.data.count) and \(c.data.count) bytes; user \(user.json["user"]["name"].string ?? "-")")
-                transcript.check(!a.data.isEmpty && !b.data.isEmpty && !c.data.isEmpty && user.json["user"]["id"] == "123", "four responses, in order, each its own type: no casting")
+                transcript.check(
+                    !a.data.isEmpty && !b.data.isEmpty && !c.data.isEmpty && user.json["user"]["id"] == "123", "four responses, in order, each its own type: no casting")
             } catch {
                 transcript.check(false, "the batch failed: \(error)")
             }
@@ -67,4 +68,3 @@ enum GroupScenarios {
         },
     ]
 }
-

@@ -7,15 +7,21 @@ enum TransferScenarios {
         DemoRunner.Scenario(title: "Upload an image in a multipart body; the reply must carry an imageId (constructingBodyBlock + jsonValidator)") { transcript in
             let sent = Locked(Int64(0))
             let result = await withCheckedContinuation { continuation in
-                Dispatcher.shared.send(UploadImage(jpeg: SampleImages.jpeg), progress: { progress in
-                    sent.withLock { $0 = progress.bytesSent }
-                }) { continuation.resume(returning: $0) }
+                Dispatcher.shared.send(
+                    UploadImage(jpeg: SampleImages.jpeg),
+                    progress: { progress in
+                        sent.withLock { $0 = progress.bytesSent }
+                    }
+                ) { continuation.resume(returning: $0) }
             }
             switch result {
             case .success(let response):
                 let json = response.json
-                transcript.say("  imageId \(json["imageId"].string ?? "-"), \(json["size"].int ?? 0) bytes as \(json["fileName"].string ?? "-") (\(json["contentType"].string ?? "-")); \(sent.withLock { $0 }) body bytes sent")
-                transcript.check(json["size"].int == SampleImages.jpeg.count && json["contentType"] == "image/jpeg", "the image arrived whole, and the validator accepted the reply")
+                transcript.say(
+                    "  imageId \(json["imageId"].string ?? "-"), \(json["size"].int ?? 0) bytes as \(json["fileName"].string ?? "-") (\(json["contentType"].string ?? "-")); \(sent.withLock { $0 }) body bytes sent"
+                )
+                transcript.check(
+                    json["size"].int == SampleImages.jpeg.count && json["contentType"] == "image/jpeg", "the image arrived whole, and the validator accepted the reply")
             case .failure(let error):
                 transcript.check(false, "the upload failed: \(error)")
             }
@@ -35,7 +41,8 @@ enum TransferScenarios {
                 }
                 transcript.say("  fields: album=\(json["fields"]["album"].string ?? "-"), user=\(json["fields"]["user"].string ?? "-")")
                 let types = files.compactMap { $0["contentType"].string }
-                transcript.check(json["count"] == 3 && types == ["image/jpeg", "image/png", "image/gif"], "three images, each with its own MIME type, and the parameters as fields")
+                transcript.check(
+                    json["count"] == 3 && types == ["image/jpeg", "image/png", "image/gif"], "three images, each with its own MIME type, and the parameters as fields")
             case .failure(let error):
                 transcript.check(false, "the upload failed: \(error)")
             }

@@ -31,21 +31,24 @@ struct ConnectionHandler {
                 let sink = core.sink(method: head.method, target: head.target)
                 let framing = try HTTPRequestParser.framing(of: head, streamed: sink != nil)
                 if framing != .none,
-                   head.header("Expect")?.lowercased().contains("100-continue") == true,
-                   head.version == "HTTP/1.1" {
+                    head.header("Expect")?.lowercased().contains("100-continue") == true,
+                    head.version == "HTTP/1.1"
+                {
                     guard SocketIO.sendAll(fd, Self.continueLine) else { return false }
                 }
                 if let sink {
                     // A sink route reads the body as it arrives, into a digest.
-                    var request = ServerRequest(method: head.method, target: head.target, version: head.version,
-                                                headers: head.headers, body: Data(), stopSignal: core.stopSignal)
+                    var request = ServerRequest(
+                        method: head.method, target: head.target, version: head.version,
+                        headers: head.headers, body: Data(), stopSignal: core.stopSignal)
                     var digest = UploadDigest(contentType: request.header("Content-Type"))
                     try HTTPRequestParser.streamBody(framing, from: &reader) { digest.update($0) }
                     core.recordHit(path: request.path)
                     request.pathParameters = [:]
-                    let outcome = ResponseWriter.write(sink(request, digest), to: fd, headOnly: head.method == "HEAD",
-                                                       closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
-                                                       stopSignal: core.stopSignal)
+                    let outcome = ResponseWriter.write(
+                        sink(request, digest), to: fd, headOnly: head.method == "HEAD",
+                        closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
+                        stopSignal: core.stopSignal)
                     guard case .keepOpen = outcome else { return outcome == .reset }
                     continue
                 }
@@ -55,16 +58,18 @@ struct ConnectionHandler {
                 _ = ResponseWriter.write(response, to: fd, headOnly: false, closeAfter: true, stopSignal: core.stopSignal)
                 return false
             } catch {
-                return false // the peer closed mid-request
+                return false  // the peer closed mid-request
             }
 
-            var request = ServerRequest(method: head.method, target: head.target, version: head.version,
-                                        headers: head.headers, body: body, stopSignal: core.stopSignal)
+            var request = ServerRequest(
+                method: head.method, target: head.target, version: head.version,
+                headers: head.headers, body: body, stopSignal: core.stopSignal)
             core.recordHit(path: request.path)
             let response = respond(to: &request)
-            let outcome = ResponseWriter.write(response, to: fd, headOnly: head.method == "HEAD",
-                                               closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
-                                               stopSignal: core.stopSignal)
+            let outcome = ResponseWriter.write(
+                response, to: fd, headOnly: head.method == "HEAD",
+                closeAfter: head.wantsClose, legacyClient: head.version == "HTTP/1.0",
+                stopSignal: core.stopSignal)
             switch outcome {
             case .keepOpen: continue
             case .close: return false

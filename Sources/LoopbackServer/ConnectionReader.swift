@@ -41,7 +41,7 @@ struct ConnectionReader {
     /// Reads one line ending in LF (a preceding CR is dropped). Returns `nil` on a clean end of stream
     /// before any byte of the line.
     mutating func readLine(limit: Int) throws(Failure) -> [UInt8]? {
-        var scanned = 0 // bytes after `start` already known to hold no LF (fill() may move `start`)
+        var scanned = 0  // bytes after `start` already known to hold no LF (fill() may move `start`)
         while true {
             if let newline = buffer[(start + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 var end = newline

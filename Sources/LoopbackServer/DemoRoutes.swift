@@ -68,15 +68,17 @@ enum DemoRoutes {
 
     /// About 2 KiB starting with a JFIF header (`FF D8 FF E0`) and ending with `FF D9`; the filler depends on `id`.
     static func fakeJPEG(id: String) -> Data {
-        var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00,
-                              0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]
+        var bytes: [UInt8] = [
+            0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00,
+            0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00,
+        ]
         var seed = checksum(Data(id.utf8)) | 1
         let fillerCount = 2048 - bytes.count - 2 + Int(seed % 64)
         for _ in 0..<fillerCount {
             seed ^= seed << 13
             seed ^= seed >> 17
             seed ^= seed << 5
-            bytes.append(UInt8(truncatingIfNeeded: seed) & 0x7F) // never 0xFF, so no stray markers
+            bytes.append(UInt8(truncatingIfNeeded: seed) & 0x7F)  // never 0xFF, so no stray markers
         }
         bytes += [0xFF, 0xD9]
         return Data(bytes)
@@ -124,8 +126,10 @@ enum DemoRoutes {
         guard let events = (try? JSONSerialization.jsonObject(with: body)) as? [Any] else {
             return .json(["error": "expected a JSON array of events"], status: 400)
         }
-        return .json(["received": events.count, "encoding": gzipped ? "gzip" : "identity",
-                      "contentType": orNull(request.header("Content-Type"))])
+        return .json([
+            "received": events.count, "encoding": gzipped ? "gzip" : "identity",
+            "contentType": orNull(request.header("Content-Type")),
+        ])
     }
 
     static func uploadImage(_ request: ServerRequest) -> ServerResponse {
@@ -155,8 +159,10 @@ enum DemoRoutes {
         return .json([
             "count": files.count,
             "files": files.map { file -> [String: Any] in
-                ["name": file.name, "fileName": file.fileName ?? "", "size": file.data.count,
-                 "contentType": orNull(file.contentType)]
+                [
+                    "name": file.name, "fileName": file.fileName ?? "", "size": file.data.count,
+                    "contentType": orNull(file.contentType),
+                ]
             },
             "fields": fields,
         ])

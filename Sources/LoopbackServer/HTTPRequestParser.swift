@@ -17,7 +17,8 @@ enum HTTPRequestParser {
 
         /// Whether the client asked to close the connection after this exchange.
         var wantsClose: Bool {
-            let tokens = headers
+            let tokens =
+                headers
                 .filter { $0.name.caseInsensitiveCompare("Connection") == .orderedSame }
                 .flatMap { $0.value.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             if version == "HTTP/1.0" { return !tokens.contains("keep-alive") }
@@ -53,11 +54,11 @@ enum HTTPRequestParser {
 
         let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
         guard parts.count == 3,
-              let method = validUTF8(parts[0]),
-              let target = validUTF8(parts[1]),
-              let version = validUTF8(parts[2]),
-              version == "HTTP/1.1" || version == "HTTP/1.0",
-              method.utf8.allSatisfy(isTokenByte)
+            let method = validUTF8(parts[0]),
+            let target = validUTF8(parts[1]),
+            let version = validUTF8(parts[2]),
+            version == "HTTP/1.1" || version == "HTTP/1.0",
+            method.utf8.allSatisfy(isTokenByte)
         else { throw Rejection(status: 400, message: "malformed request line") }
 
         var headers: [(name: String, value: String)] = []
@@ -68,8 +69,8 @@ enum HTTPRequestParser {
             if line.isEmpty { break }
             guard headers.count < maxHeaderCount else { throw Rejection(status: 431, message: "too many headers") }
             guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-                  let name = validUTF8(line[..<colon]),
-                  name.utf8.allSatisfy(isTokenByte)
+                let name = validUTF8(line[..<colon]),
+                name.utf8.allSatisfy(isTokenByte)
             else { throw Rejection(status: 400, message: "malformed header line") }
             let rawValue = String(decoding: line[(colon + 1)...], as: UTF8.self)
             headers.append((name, rawValue.trimmingCharacters(in: .whitespaces)))
@@ -96,7 +97,7 @@ enum HTTPRequestParser {
         guard !lengths.isEmpty else { return .none }
         let values = Set(lengths.flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } })
         guard values.count == 1, let text = values.first, !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-              let length = Int(text)
+            let length = Int(text)
         else { throw Rejection(status: 400, message: "invalid Content-Length") }
         guard streamed || length <= maxBodyLength else { throw Rejection(status: 413, message: "body too large") }
         return length == 0 ? .none : .length(length)

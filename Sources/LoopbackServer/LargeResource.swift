@@ -56,7 +56,9 @@ public final class LargeResource: Sendable {
 
     /// Which validators are sent: `ETag`, `Last-Modified`, both (default) or neither.
     public func sendValidators(etag: Bool, lastModified: Bool) {
-        state.withLock { $0.sendsETag = etag; $0.sendsLastModified = lastModified }
+        state.withLock {
+            $0.sendsETag = etag; $0.sendsLastModified = lastModified
+        }
     }
 
     /// The next response that reaches byte `offset` of the file closes the connection there (once).
@@ -136,11 +138,13 @@ public final class LargeResource: Sendable {
             state.withLock { $0.abortAt = nil }
         }
         let pattern = self.pattern(version), first = start
-        return ServerResponse(status: status, headers: headers, body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
-            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
-            self.waitWhileHeld(before: first + offset + buffer.count)
-            Self.fill(pattern, from: first + offset, into: buffer)
-        })
+        return ServerResponse(
+            status: status, headers: headers,
+            body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
+                if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                self.waitWhileHeld(before: first + offset + buffer.count)
+                Self.fill(pattern, from: first + offset, into: buffer)
+            })
     }
 
     private func waitWhileHeld(before end: Int) {

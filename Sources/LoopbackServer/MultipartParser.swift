@@ -75,8 +75,9 @@ enum MultipartParser {
             if key == "filename" { fileName = value }
         }
         guard let name else { return nil }
-        return MultipartPart(name: name, fileName: fileName, contentType: headers["content-type"],
-                             data: Data(bytes[cursor..<bytes.endIndex]))
+        return MultipartPart(
+            name: name, fileName: fileName, contentType: headers["content-type"],
+            data: Data(bytes[cursor..<bytes.endIndex]))
     }
 
     /// Splits `a; b=1; c="x;y"` into lowercased names and unquoted values, honouring quotes.

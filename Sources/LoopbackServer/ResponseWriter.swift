@@ -16,8 +16,10 @@ enum ResponseWriter {
     ///   - closeAfter: `true` to send `Connection: close` and close afterwards.
     ///   - legacyClient: `true` for an HTTP/1.0 request, which needs `Connection: keep-alive` to stay open.
     ///   - stopSignal: Interrupts the pauses between chunks when the server stops.
-    static func write(_ response: ServerResponse, to fd: Int32, headOnly: Bool, closeAfter: Bool,
-                      legacyClient: Bool = false, stopSignal: StopSignal) -> Outcome {
+    static func write(
+        _ response: ServerResponse, to fd: Int32, headOnly: Bool, closeAfter: Bool,
+        legacyClient: Bool = false, stopSignal: StopSignal
+    ) -> Outcome {
         let announceKeepAlive = legacyClient && !closeAfter
         let noBody = headOnly || response.status == 204 || response.status == 304 || response.status < 200
         switch response.body {
@@ -47,15 +49,17 @@ enum ResponseWriter {
         case let .data(data):
             // 204 and 1xx must not carry Content-Length; for 304 it would describe the cached body, so omit it.
             let lengthField = (response.status == 204 || response.status == 304 || response.status < 200) ? nil : data.count
-            var bytes = head(response, contentLength: lengthField, chunked: false, close: closeAfter,
-                             keepAlive: announceKeepAlive, reserving: noBody ? 0 : data.count)
+            var bytes = head(
+                response, contentLength: lengthField, chunked: false, close: closeAfter,
+                keepAlive: announceKeepAlive, reserving: noBody ? 0 : data.count)
             if !noBody { bytes.append(contentsOf: data) }
             guard SocketIO.sendAll(fd, bytes) else { return .close }
             return closeAfter ? .close : .keepOpen
 
         case let .generated(length, abortAfter, fill):
-            let head = head(response, contentLength: length, chunked: false, close: closeAfter || abortAfter != nil,
-                            keepAlive: announceKeepAlive, reserving: 0)
+            let head = head(
+                response, contentLength: length, chunked: false, close: closeAfter || abortAfter != nil,
+                keepAlive: announceKeepAlive, reserving: 0)
             guard SocketIO.sendAll(fd, head) else { return .close }
             if noBody { return closeAfter ? .close : .keepOpen }
             let end = min(length, abortAfter ?? length)
@@ -74,8 +78,9 @@ enum ResponseWriter {
             return closeAfter || abortAfter != nil ? .close : .keepOpen
 
         case let .abort(sending, declaredLength):
-            var bytes = head(response, contentLength: declaredLength, chunked: false, close: true,
-                             keepAlive: false, reserving: sending.count)
+            var bytes = head(
+                response, contentLength: declaredLength, chunked: false, close: true,
+                keepAlive: false, reserving: sending.count)
             if !noBody { bytes.append(contentsOf: sending.prefix(max(0, declaredLength - 1))) }
             _ = SocketIO.sendAll(fd, bytes)
             return .close
@@ -93,8 +98,9 @@ enum ResponseWriter {
             return .close
 
         case let .chunks(chunks, interval):
-            var bytes = head(response, contentLength: nil, chunked: !noBody, close: closeAfter,
-                             keepAlive: announceKeepAlive, reserving: 64)
+            var bytes = head(
+                response, contentLength: nil, chunked: !noBody, close: closeAfter,
+                keepAlive: announceKeepAlive, reserving: 64)
             if noBody {
                 guard SocketIO.sendAll(fd, bytes) else { return .close }
                 return closeAfter ? .close : .keepOpen
@@ -127,8 +133,10 @@ enum ResponseWriter {
     private static let managedHeaders: Set<String> = ["content-length", "transfer-encoding", "connection"]
 
     /// The status line and header block, ending with the empty line.
-    static func head(_ response: ServerResponse, contentLength: Int?, chunked: Bool, close: Bool,
-                     keepAlive: Bool, reserving extra: Int) -> [UInt8] {
+    static func head(
+        _ response: ServerResponse, contentLength: Int?, chunked: Bool, close: Bool,
+        keepAlive: Bool, reserving extra: Int
+    ) -> [UInt8] {
         var text = "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n"
         for (name, value) in response.headers where !managedHeaders.contains(name.lowercased()) {
             text += name

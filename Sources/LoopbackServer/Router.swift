@@ -41,8 +41,10 @@ struct Router: Sendable {
         }
         let route = Route(method: method?.uppercased(), segments: segments, handler: handler)
         if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
-            literal["/" + segments.map { if case let .literal(text) = $0 { text } else { "" } }.joined(separator: "/"),
-                    default: []].insert(route, at: 0)
+            literal[
+                "/" + segments.map { if case let .literal(text) = $0 { text } else { "" } }.joined(separator: "/"),
+                default: []
+            ].insert(route, at: 0)
         } else {
             patterned.insert(route, at: 0)
         }

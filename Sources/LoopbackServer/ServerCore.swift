@@ -69,7 +69,7 @@ final class ServerCore: Sendable {
         guard wasRunning else { return }
         stopSignal.raise()
         #if canImport(Darwin)
-        Self.poke(port: port) // Darwin does not wake accept() on shutdown; a throwaway connection does.
+        Self.poke(port: port)  // Darwin does not wake accept() on shutdown; a throwaway connection does.
         #else
         _ = port
         #endif

@@ -37,8 +37,10 @@ public struct ServerRequest: Sendable {
         self.init(method: method, target: target, version: "HTTP/1.1", headers: headers, body: body, stopSignal: nil)
     }
 
-    init(method: String, target: String, version: String, headers: [(name: String, value: String)], body: Data,
-         stopSignal: StopSignal?) {
+    init(
+        method: String, target: String, version: String, headers: [(name: String, value: String)], body: Data,
+        stopSignal: StopSignal?
+    ) {
         var target = target
         // Absolute form (`http://host/path`), as sent to proxies: keep only the path and query.
         if !target.hasPrefix("/"), let schemeEnd = target.range(of: "://") {

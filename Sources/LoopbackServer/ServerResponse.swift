@@ -62,7 +62,7 @@ public struct ServerResponse: Sendable {
     ///   - headers: Extra header fields.
     public static func json(_ object: Any, status: Int = 200, headers: [(String, String)] = []) -> ServerResponse {
         guard JSONSerialization.isValidJSONObject(object) || isFragment(object),
-              let data = try? JSONSerialization.data(
+            let data = try? JSONSerialization.data(
                 withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         else {
             return .text("{\"error\":\"response is not valid JSON\"}", status: 500, contentType: "application/json")

@@ -48,8 +48,9 @@ extension LoopbackServer {
         route(nil, "/html") { _ in .text("<html><body>hi</body></html>", contentType: "text/html; charset=utf-8") }
         route(nil, "/gzip") { _ in
             let body = Data(#"{"gzipped":true,"items":[1,2,3]}"#.utf8)
-            return ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
-                                  body: .data(Gzip.stored(body)))
+            return ServerResponse(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                body: .data(Gzip.stored(body)))
         }
         route(nil, "/empty") { _ in .status(204) }
         route(nil, "/empty-json") { _ in .json(Data()) }
@@ -70,8 +71,9 @@ extension LoopbackServer {
             return .json(["key": key, "count": count, "auth": request.header("Authorization") ?? ""], headers: headers)
         }
         route(nil, "/set-cookie") { _ in
-            ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
-                           body: .data(Data(#"{"cookie":"session"}"#.utf8)))
+            ServerResponse(
+                status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
+                body: .data(Data(#"{"cookie":"session"}"#.utf8)))
         }
         // A file of any size (up to 64 GiB), made as it is sent, with ranges and validators.
         let files = Locked([Int: LargeResource]())
@@ -134,8 +136,9 @@ enum StandardRoutes {
         let interval = min(max(0, request.intQuery("interval") ?? 50), 60_000)
         let size = min(max(1, request.intQuery("size") ?? 16), 1_048_576)
         let chunk = Data(repeating: UInt8(ascii: "a"), count: size)
-        return ServerResponse(status: 200, headers: [("Content-Type", "application/octet-stream")],
-                              body: .chunks(Array(repeating: chunk, count: count), interval: Double(interval) / 1000))
+        return ServerResponse(
+            status: 200, headers: [("Content-Type", "application/octet-stream")],
+            body: .chunks(Array(repeating: chunk, count: count), interval: Double(interval) / 1000))
     }
 
     static func abort(_ request: ServerRequest) -> ServerResponse {
@@ -143,8 +146,9 @@ enum StandardRoutes {
         let sent = min(max(0, request.intQuery("sent") ?? 100), declared - 1, 16 << 20)
         var prefix = Data(#"{"data": ""#.utf8)
         if prefix.count < sent { prefix.append(Data(repeating: UInt8(ascii: "a"), count: sent - prefix.count)) }
-        return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
-                              body: .abort(sending: prefix.prefix(sent), declaredLength: declared))
+        return ServerResponse(
+            status: 200, headers: [("Content-Type", "application/json")],
+            body: .abort(sending: prefix.prefix(sent), declaredLength: declared))
     }
 
     static func bytes(_ request: ServerRequest) -> ServerResponse {
@@ -212,8 +216,9 @@ enum StandardRoutes {
         let failures = max(0, request.intQuery("failures") ?? 1)
         guard attempt > failures else {
             if request.queryItems["mode"] == "abort" {
-                return ServerResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                      body: .abort(sending: Data("{\"partial\":".utf8), declaredLength: 100))
+                return ServerResponse(
+                    status: 200, headers: [("Content-Type", "application/json")],
+                    body: .abort(sending: Data("{\"partial\":".utf8), declaredLength: 100))
             }
             let status = request.intQuery("status").flatMap { (200...599).contains($0) ? $0 : nil } ?? 503
             var headers: [(String, String)] = []

@@ -33,11 +33,14 @@ extension StubTransport {
     /// ```
     @discardableResult
     public func on<R: Request>(_ type: R.Type, answering handler: @escaping @Sendable (R, URLRequest) -> Answer) -> StubTransport {
-        add(Rule(matches: { _, origin in origin is R }, responder: .handler { urlRequest, origin in
-            // The rule matched only requests of type `R`.
-            guard let request = origin as? R else { return .failure(.invalidRequest(reason: "StubTransport: no \(R.self) to answer")) }
-            return handler(request, urlRequest)
-        }))
+        add(
+            Rule(
+                matches: { _, origin in origin is R },
+                responder: .handler { urlRequest, origin in
+                    // The rule matched only requests of type `R`.
+                    guard let request = origin as? R else { return .failure(.invalidRequest(reason: "StubTransport: no \(R.self) to answer")) }
+                    return handler(request, urlRequest)
+                }))
     }
 
     /// Answers the requests whose URL matches `pattern` (and whose method is `method`, when given) with
@@ -49,10 +52,12 @@ extension StubTransport {
     @discardableResult
     public func on(_ pattern: String, method: HTTPMethod? = nil, answers: [Answer]) -> StubTransport {
         let glob = URLGlob(pattern)
-        return add(Rule(matches: { urlRequest, _ in
-            if let method, urlRequest.httpMethod?.uppercased() != method.rawValue { return false }
-            return urlRequest.url.map(glob.matches) ?? false
-        }, responder: .sequence(answers)))
+        return add(
+            Rule(
+                matches: { urlRequest, _ in
+                    if let method, urlRequest.httpMethod?.uppercased() != method.rawValue { return false }
+                    return urlRequest.url.map(glob.matches) ?? false
+                }, responder: .sequence(answers)))
     }
 
     /// Answers the requests whose URL matches `pattern` (see ``on(_:method:answers:)``) with `answer`.

@@ -55,7 +55,9 @@ public final class StubTransport: Transport {
     }
 
     func add(_ rule: Rule) -> StubTransport {
-        let id = nextRuleID.withLock { $0 += 1; return $0 }
+        let id = nextRuleID.withLock {
+            $0 += 1; return $0
+        }
         rules.withLock { $0.append((id, rule)) }
         return self
     }
@@ -191,7 +193,8 @@ public final class StubTransport: Transport {
             switch request.destination {
             case .memory:
                 if let tooLarge = rules.admit(receivedBytes: length) { return .failure(tooLarge) }
-                callbacks.progress?(TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
+                callbacks.progress?(
+                    TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
                 return .success(TransportResponse(httpResponse: head, data: answer.body, timing: timing))
             case .file(let fileURL, let offset):
                 do {
@@ -203,7 +206,8 @@ public final class StubTransport: Transport {
                 } catch {
                     return .failure(.transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "stub: \(error)"])))
                 }
-                callbacks.progress?(TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
+                callbacks.progress?(
+                    TransferProgress(bytesSent: request.body.length ?? 0, expectedBytesToSend: request.body.length, bytesReceived: length, expectedBytesToReceive: length))
                 return .success(TransportResponse(httpResponse: head, fileURL: fileURL, bodyLength: length, timing: timing))
             }
         }

@@ -37,7 +37,7 @@ sigprocmask(SIG_SETMASK, &noSignals, nil)
 do {
     let server = try LoopbackServer.standard(port: port)
     print("listening on \(server.baseURL.absoluteString)")
-    fflush(nil) // flush every stream (naming `stdout` is not concurrency-safe in Swift 6)
+    fflush(nil)  // flush every stream (naming `stdout` is not concurrency-safe in Swift 6)
     while true { sleep(3600) }
 } catch {
     FileHandle.standardError.write(Data("loopback-server: \(error)\n".utf8))

@@ -8,8 +8,11 @@ struct Summary: Codable {
 
     init(_ samples: [Double]) {
         let sorted = samples.sorted()
-        median = sorted.isEmpty ? .nan : sorted.count % 2 == 1
-            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        median =
+            sorted.isEmpty
+            ? .nan
+            : sorted.count % 2 == 1
+                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
         min = sorted.first ?? .nan
         max = sorted.last ?? .nan
     }

@@ -56,10 +56,11 @@ enum Memory {
 }
 
 func run<R: Request>(_ request: R, describe: @escaping @Sendable (Response<R>, Int) -> String) -> Never {
-    let client = Dispatcher(configuration: Configuration {
-        $0.callbackQueue = .immediate
-        $0.partialDownloadsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-probe-\(getpid())")
-    })
+    let client = Dispatcher(
+        configuration: Configuration {
+            $0.callbackQueue = .immediate
+            $0.partialDownloadsDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-probe-\(getpid())")
+        })
     let done = DispatchSemaphore(value: 0)
     let before = Memory.resetPeak()
     client.send(request) { result in
@@ -114,6 +115,7 @@ case let url? where !["upload", "download", "race"].contains(url):
     let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
     run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
 default:
-    FileHandle.standardError.write(Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout>\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout>\n".utf8))
     exit(2)
 }

@@ -75,19 +75,23 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let a = URLComponents(url: before, resolvingAgainstBaseURL: true)
     let b = URLComponents(url: after, resolvingAgainstBaseURL: true)
-    expect("kept", a?.scheme == b?.scheme && a?.percentEncodedHost == b?.percentEncodedHost && a?.port == b?.port
+    expect(
+        "kept",
+        a?.scheme == b?.scheme && a?.percentEncodedHost == b?.percentEncodedHost && a?.port == b?.port
             && a?.percentEncodedPath == b?.percentEncodedPath && a?.percentEncodedFragment == b?.percentEncodedFragment,
-           "the filters changed more than the query: \(before.absoluteString.debugDescription) -> \(after.absoluteString.debugDescription)")
+        "the filters changed more than the query: \(before.absoluteString.debugDescription) -> \(after.absoluteString.debugDescription)")
     let query = a?.percentEncodedQuery ?? ""
-    expect("prefix", (b?.percentEncodedQuery ?? "").hasPrefix(query),
-           "the query was not kept: \(before.absoluteString.debugDescription) -> \(after.absoluteString.debugDescription)")
+    expect(
+        "prefix", (b?.percentEncodedQuery ?? "").hasPrefix(query),
+        "the query was not kept: \(before.absoluteString.debugDescription) -> \(after.absoluteString.debugDescription)")
     let hadNames = a?.queryItems?.map(\.name) ?? []
     let had = Set(hadNames)
     let now = b?.queryItems?.map(\.name) ?? []
     for name in arguments.keys {
         let count = now.filter { $0 == name }.count
-        expect("argument", had.contains(name) ? count == hadNames.filter { $0 == name }.count : count == 1,
-               "argument \(name.debugDescription) appears \(count) times in \(after.absoluteString.debugDescription) (before: \(before.absoluteString.debugDescription))")
+        expect(
+            "argument", had.contains(name) ? count == hadNames.filter { $0 == name }.count : count == 1,
+            "argument \(name.debugDescription) appears \(count) times in \(after.absoluteString.debugDescription) (before: \(before.absoluteString.debugDescription))")
     }
     let again = (try? argumentsFilter.filter(after, for: probe)) ?? after
     expect("idempotent", again == after, "filtering again: \(after.absoluteString.debugDescription) -> \(again.absoluteString.debugDescription)")

@@ -17,8 +17,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let raw = inputText(data, size)
     for url in baseURLs {
         let out = URLEncodedForm.appendingQuery(raw, to: url)
-        expect("host", out.host == url.host && out.scheme == url.scheme,
-               "appendingQuery(\(raw.debugDescription), to: \(url)) changed scheme/host: \(out)")
+        expect(
+            "host", out.host == url.host && out.scheme == url.scheme,
+            "appendingQuery(\(raw.debugDescription), to: \(url)) changed scheme/host: \(out)")
     }
 
     guard let json = try? JSON.parse(Data(bytes: data, count: size)) else { return 0 }
@@ -31,7 +32,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     guard case .object = json else { fatalError("[throw] encode accepted a non-object: \(json)") }
     for byte in encoded.utf8 {
-        let fine = (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+        let fine =
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
             || "-._~%[]=&".utf8.contains(byte)
         expect("charset", fine, "encode produced byte 0x\(String(byte, radix: 16)) in \(encoded.debugDescription)")
     }
@@ -49,8 +51,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     for url in baseURLs {
         let out = URLEncodedForm.appendingQuery(encoded, to: url)
-        expect("host", out.host == url.host && out.scheme == url.scheme && out.fragment == url.fragment,
-               "appendingQuery(\(encoded.debugDescription), to: \(url)) gave \(out)")
+        expect(
+            "host", out.host == url.host && out.scheme == url.scheme && out.fragment == url.fragment,
+            "appendingQuery(\(encoded.debugDescription), to: \(url)) gave \(out)")
         if !encoded.isEmpty {
             let query = out.query(percentEncoded: true) ?? ""
             let expected = encoded.replacingOccurrences(of: "[", with: "%5B").replacingOccurrences(of: "]", with: "%5D")

@@ -24,13 +24,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let fieldsA = Array(headersA)
     for i in fieldsA.indices {
         for j in fieldsA.indices where j > i {
-            expect("dedupe", !fieldsA[i].name.caseInsensitiveEquals(fieldsA[j].name),
-                   "HTTPHeaders kept both \(fieldsA[i].name.debugDescription) and \(fieldsA[j].name.debugDescription)")
+            expect(
+                "dedupe", !fieldsA[i].name.caseInsensitiveEquals(fieldsA[j].name),
+                "HTTPHeaders kept both \(fieldsA[i].name.debugDescription) and \(fieldsA[j].name.debugDescription)")
         }
     }
     for field in a {
-        expect("lookup", headersA[field.name] != nil,
-               "HTTPHeaders(\(a.map { $0.name }.debugDescription))[\(field.name.debugDescription)] is nil; stored names: \(fieldsA.map(\.name).debugDescription)")
+        expect(
+            "lookup", headersA[field.name] != nil,
+            "HTTPHeaders(\(a.map { $0.name }.debugDescription))[\(field.name.debugDescription)] is nil; stored names: \(fieldsA.map(\.name).debugDescription)")
     }
     if ascii {
         expect("model", fieldsA == model(a), "init: \(fieldsA) != model \(model(a))")

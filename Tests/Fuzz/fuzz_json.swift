@@ -22,8 +22,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         } catch {
             fatalError("[reparse] serialized() output does not re-parse (\(error)): \(String(decoding: serialized, as: UTF8.self).debugDescription)")
         }
-        expect("roundtrip", sameValue(again, value),
-               "round trip changed the value: \(value) -> \(String(decoding: serialized, as: UTF8.self).debugDescription) -> \(again)")
+        expect(
+            "roundtrip", sameValue(again, value),
+            "round trip changed the value: \(value) -> \(String(decoding: serialized, as: UTF8.self).debugDescription) -> \(again)")
     }
     _ = value.description
     _ = value.int; _ = value.int64; _ = value.double; _ = value[0]; _ = value[""]

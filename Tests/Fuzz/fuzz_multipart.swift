@@ -89,9 +89,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     expect("count", parsed.count == specs.count, "\(specs.count) parts sent, \(parsed.count) parsed from \(String(decoding: body.prefix(400), as: UTF8.self).debugDescription)")
     for (index, (spec, part)) in zip(specs, parsed).enumerated() {
         expect("name", part.name == browserEncoded(spec.name), "part \(index): name \(spec.name.debugDescription) read as \(part.name.debugDescription)")
-        expect("filename", part.fileName == spec.fileName.map(browserEncoded), "part \(index): file name \(String(describing: spec.fileName)) read as \(String(describing: part.fileName))")
+        expect(
+            "filename", part.fileName == spec.fileName.map(browserEncoded),
+            "part \(index): file name \(String(describing: spec.fileName)) read as \(String(describing: part.fileName))")
         if let type = spec.mimeType {
-            expect("type", part.contentType == type.trimmingCharacters(in: .whitespaces), "part \(index): type \(type.debugDescription) read as \(String(describing: part.contentType))")
+            expect(
+                "type", part.contentType == type.trimmingCharacters(in: .whitespaces),
+                "part \(index): type \(type.debugDescription) read as \(String(describing: part.contentType))")
         }
         expect("bytes", part.data == spec.bytes, "part \(index): \(spec.bytes.count) bytes sent, \(part.data.count) read")
     }

@@ -119,8 +119,9 @@ private func checkNumbers(in bytes: UnsafeBufferPointer<UInt8>) {
         case .integer(let value)?:
             expect("integer", Int64(text) == value, "JSON.parse read \(text) as \(value)")
         case .double(let value)?:
-            expect("rounding", Double(text)?.bitPattern == value.bitPattern,
-                   "JSON.parse read \(text) as \(value), the standard library as \(String(describing: Double(text)))")
+            expect(
+                "rounding", Double(text)?.bitPattern == value.bitPattern,
+                "JSON.parse read \(text) as \(value), the standard library as \(String(describing: Double(text)))")
         default:
             break
         }

@@ -30,8 +30,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // describe() splits on the quote scalar, so the check holds whenever the text has none of its own
     // (a quote merged with a combining mark is still a quote scalar).
     if !text.unicodeScalars.contains("\"") {
-        expect("describe", described == "invalid request: path \"" + redacted + "\" is not valid",
-               "describe differs from redact(urlText:): \(described.debugDescription)")
+        expect(
+            "describe", described == "invalid request: path \"" + redacted + "\" is not valid",
+            "describe differs from redact(urlText:): \(described.debugDescription)")
     }
     _ = redaction.describe(.invalidRequest(reason: text))
     return 0

@@ -22,18 +22,23 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = inputText(data, size)
 
     if let type = ResponseValidator.lastMediaType(in: text) {
-        expect("media", type.contains("/") && !type.contains(";") && type == type.lowercased()
+        expect(
+            "media",
+            type.contains("/") && !type.contains(";") && type == type.lowercased()
                 && type == type.trimmingCharacters(in: .whitespaces),
-               "lastMediaType(in: \(text.debugDescription)) = \(type.debugDescription)")
+            "lastMediaType(in: \(text.debugDescription)) = \(type.debugDescription)")
     }
     if let fast = ResponseValidator.fastMediaType(text) {
-        expect("fast-media", fast == ResponseValidator.lastMediaType(in: text),
-               "fastMediaType(\(text.debugDescription)) = \(fast.debugDescription), lastMediaType \(String(describing: ResponseValidator.lastMediaType(in: text)))")
+        expect(
+            "fast-media", fast == ResponseValidator.lastMediaType(in: text),
+            "fastMediaType(\(text.debugDescription)) = \(fast.debugDescription), lastMediaType \(String(describing: ResponseValidator.lastMediaType(in: text)))")
     }
     // A head as the libcurl transport parses it reads the type as the HTTPURLResponse made from it does.
     let parsed = ResponseHead(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", fields: [HTTPHeaders.Field(name: "content-type", value: text)])
-    expect("head-mime", parsed.mimeType == ResponseValidator.mimeType(of: parsed.response),
-           "Content-Type \(text.debugDescription): parsed head \(String(describing: parsed.mimeType)), HTTPURLResponse \(String(describing: ResponseValidator.mimeType(of: parsed.response)))")
+    expect(
+        "head-mime", parsed.mimeType == ResponseValidator.mimeType(of: parsed.response),
+        "Content-Type \(text.debugDescription): parsed head \(String(describing: parsed.mimeType)), HTTPURLResponse \(String(describing: ResponseValidator.mimeType(of: parsed.response)))"
+    )
     if let response = HTTPURLResponse(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": text]) {
         let mime = ResponseValidator.mimeType(of: response)
         _ = ResponseValidator.isAcceptable(mime, in: acceptable)

@@ -105,8 +105,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let value = try? JSON.parse(Data(buffer[(1 + programLength)...])) else { return 0 }
 
     let mismatch = shape.mismatch(in: value)
-    expect("reference", (mismatch == nil) == conforms(value, to: shape),
-           "validator says \(mismatch.map { "\($0)" } ?? "match"), reference says \(conforms(value, to: shape) ? "match" : "mismatch"); shape \(shape), value \(value)")
+    expect(
+        "reference", (mismatch == nil) == conforms(value, to: shape),
+        "validator says \(mismatch.map { "\($0)" } ?? "match"), reference says \(conforms(value, to: shape) ? "match" : "mismatch"); shape \(shape), value \(value)")
     if let mismatch {
         _ = mismatch.description
         expect("expectation", !mismatch.expected.isEmpty, "empty expectation in \(mismatch)")
@@ -128,7 +129,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     expect("any", JSONShape.any.mismatch(in: value) == nil, ".any rejected \(value)")
     let own = inferred(from: value)
     expect("inferred", own.mismatch(in: value) == nil, "the value's own shape \(own) rejected \(value): \(own.mismatch(in: value)!)")
-    expect("nullable", JSONShape.nullable(shape).mismatch(in: .null) == nil && JSONShape.optional(shape).mismatch(in: .null) == nil,
-           "nullable/optional rejected null")
+    expect(
+        "nullable", JSONShape.nullable(shape).mismatch(in: .null) == nil && JSONShape.optional(shape).mismatch(in: .null) == nil,
+        "nullable/optional rejected null")
     return 0
 }

@@ -17,24 +17,29 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     for candidate in [path, head] {
         if let scheme = URLResolver.scheme(of: candidate) {
-            expect("scheme", candidate.hasPrefix(scheme + ":") && !scheme.isEmpty,
-                   "scheme(of: \(candidate.debugDescription)) = \(scheme.debugDescription)")
+            expect(
+                "scheme", candidate.hasPrefix(scheme + ":") && !scheme.isEmpty,
+                "scheme(of: \(candidate.debugDescription)) = \(scheme.debugDescription)")
         }
         let escaped = URLResolver.escapingLonePercents(candidate)
-        expect("percent", URLResolver.escapingLonePercents(escaped) == escaped,
-               "escapingLonePercents not idempotent on \(candidate.debugDescription)")
+        expect(
+            "percent", URLResolver.escapingLonePercents(escaped) == escaped,
+            "escapingLonePercents not idempotent on \(candidate.debugDescription)")
         expect("percent", validPercentEncoding(escaped), "escapingLonePercents(\(candidate.debugDescription)) = \(escaped.debugDescription) has a lone %")
-        expect("percent", candidate.utf8.contains(UInt8(ascii: "%")) || escaped == candidate,
-               "escapingLonePercents changed text without '%': \(candidate.debugDescription) -> \(escaped.debugDescription)")
-        expect("percent", unescapingPercent25(escaped) == unescapingPercent25(candidate),
-               "escapingLonePercents changed more than lone %: \(candidate.debugDescription) -> \(escaped.debugDescription)")
+        expect(
+            "percent", candidate.utf8.contains(UInt8(ascii: "%")) || escaped == candidate,
+            "escapingLonePercents changed text without '%': \(candidate.debugDescription) -> \(escaped.debugDescription)")
+        expect(
+            "percent", unescapingPercent25(escaped) == unescapingPercent25(candidate),
+            "escapingLonePercents changed more than lone %: \(candidate.debugDescription) -> \(escaped.debugDescription)")
     }
 
     do {
         let url = try URLResolver.resolve(path: path, base: base)
         let scheme = url.scheme?.lowercased()
-        expect("resolved", (scheme == "http" || scheme == "https") && !(url.host ?? "").isEmpty,
-               "resolve(path: \(path.debugDescription), base: \(String(describing: base))) = \(url)")
+        expect(
+            "resolved", (scheme == "http" || scheme == "https") && !(url.host ?? "").isEmpty,
+            "resolve(path: \(path.debugDescription), base: \(String(describing: base))) = \(url)")
         _ = url.absoluteString
     } catch {
         guard case .invalidRequest(let reason) = error else {

@@ -59,10 +59,11 @@ import Testing
                 }
                 let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                continuation.resume(returning: Outcome(
-                    output: out, errors: err, crashed: process.terminationReason == .uncaughtSignal,
-                    status: process.terminationStatus, timedOut: timedOut
-                ))
+                continuation.resume(
+                    returning: Outcome(
+                        output: out, errors: err, crashed: process.terminationReason == .uncaughtSignal,
+                        status: process.terminationStatus, timedOut: timedOut
+                    ))
             }
         }
     }
@@ -81,9 +82,12 @@ import Testing
             #expect(!outcome.timedOut, "\(name): the probe hung")
             if outcome.crashed {
                 // The known FoundationNetworking crash; recorded, not a failure of Switchboard.
-                #expect(outcome.errors.contains("Transfer completed, but there's no response"),
-                        "\(name): a crash other than the known one: \(outcome.errors.suffix(500))")
-                print("ChildProcessFaultTests: \(name): FoundationNetworking crashed the process (swift-corelibs-foundation#5285): \(outcome.errors.split(separator: "\n").first { $0.contains("rror") } ?? "")")
+                #expect(
+                    outcome.errors.contains("Transfer completed, but there's no response"),
+                    "\(name): a crash other than the known one: \(outcome.errors.suffix(500))")
+                print(
+                    "ChildProcessFaultTests: \(name): FoundationNetworking crashed the process (swift-corelibs-foundation#5285): \(outcome.errors.split(separator: "\n").first { $0.contains("rror") } ?? "")"
+                )
             } else {
                 #expect(outcome.status == 0 && outcome.output.hasPrefix("failed "), "\(name): expected a typed failure, got \(outcome.output) \(outcome.errors.suffix(300))")
             }

@@ -34,8 +34,11 @@ struct Shared: Request {
             let results = Box([UInt64: Result<Response<Shared>, NetworkError>]())
             let handles = (0..<100).map { _ in
                 client.send(Shared("/concurrent/hundred?ms=2000")) { result in
-                    if case .success(let response) = result { results.mutate { $0[response.sendID] = result } }
-                    else { results.mutate { $0[UInt64.max - UInt64($0.count)] = result } }
+                    if case .success(let response) = result {
+                        results.mutate { $0[response.sendID] = result }
+                    } else {
+                        results.mutate { $0[UInt64.max - UInt64($0.count)] = result }
+                    }
                 }
             }
             let events = await recorder.waitForTerminalEvents(100, timeout: 20 * timeScale)

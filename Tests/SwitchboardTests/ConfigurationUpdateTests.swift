@@ -66,6 +66,24 @@ import Testing
         }
     }
 
+    /// The idle timeout is not a transport setting: a change reaches the next send on the transport
+    /// already made (the libcurl transport once kept the value it was created with).
+    @Test(arguments: TransportUnderTest.network) func anIdleTimeoutChangedAfterTheFirstSendApplies(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.transport = kind.factory }
+            _ = try await client.response(for: Echo())
+            client.updateConfiguration { $0.idleTimeout = 1 }
+            let started = Date()
+            let result = await client.result(Get("/delay/30000"))
+            guard case .failure(.idleTimeout(let after)) = result else {
+                Issue.record("expected an idle timeout, got \(result)")
+                return
+            }
+            #expect(after == 1)
+            #expect(Date().timeIntervalSince(started) < 20 * timeScale)
+        }
+    }
+
     @Test func theTransportComesFromTheConfigurationsFactoryMadeOncePerSettings() async throws {
         try await withServer { server in
             let made = Box(0)
@@ -75,7 +93,10 @@ import Testing
                 if let jar = context.cookieJar { jars.mutate { $0.append(ObjectIdentifier(jar)) } }
                 return URLSessionTransport(configuration: context.configuration)
             }
-            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.transport = counting })
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL; $0.transport = counting
+                })
             for _ in 0..<3 { _ = try await client.response(for: Echo()) }
             #expect(made.value == 1, "one transport for three sends")
             client.updateConfiguration { $0.timeout = 9 }  // not a transport setting
@@ -101,7 +122,10 @@ import Testing
     @Test func aTransportOfYourOwnIsWarnedAboutInsteadOfIgnoredSilently() async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.logger = logger }, transport: URLSessionTransport())
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL; $0.logger = logger
+                }, transport: URLSessionTransport())
             _ = try await client.response(for: Echo())
             client.updateConfiguration { $0.maximumConnectionsPerHost = 2 }
             #expect(logger.text.contains("transport settings changed"))

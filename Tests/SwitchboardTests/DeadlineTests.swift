@@ -29,7 +29,10 @@ final class SilentTransport: Transport {
 @Suite(timeLimit(minutes: 2)) struct DeadlineTests {
     @Test func aTransportThatNeverCallsBackStillEndsInTimedOut() async {
         let transport = SilentTransport()
-        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
+            }, transport: transport)
         let started = Date()
         let error = await client.result(Get("/x").with(\.timeout, 0.3)).failure
         guard case .timedOut(let after) = error else {
@@ -45,11 +48,12 @@ final class SilentTransport: Transport {
 
     @Test func aTimedOutAttemptIsRetriedByThePolicy() async {
         let transport = SilentTransport()
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = URL(string: "http://127.0.0.1:9")
-            $0.callbackQueue = .immediate
-            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0)
-        }, transport: transport)
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9")
+                $0.callbackQueue = .immediate
+                $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0)
+            }, transport: transport)
         let recorder = EventLog<Get>()
         client.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
         let error = await client.result(Get("/x").with(\.timeout, 0.2)).failure
@@ -64,7 +68,10 @@ final class SilentTransport: Transport {
 
     @Test func aCancelTheTransportNeverReportsStillEndsInCancelled() async {
         let transport = SilentTransport()
-        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
+            }, transport: transport)
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         let started = Date()
         let handle = client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
@@ -78,7 +85,10 @@ final class SilentTransport: Transport {
         let transport = SilentTransport()
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
         do {
-            let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
+                }, transport: transport)
             client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         }
         #expect(await eventually(timeout: 60) { result.value != nil })
@@ -103,7 +113,9 @@ final class SilentTransport: Transport {
                 for _ in 0..<(runsUnderThreadSanitizer ? 16 : 64) {
                     group.addTask {
                         while true {
-                            let n = next.mutate { value -> Int in defer { value += 1 }; return value }
+                            let n = next.mutate { value -> Int in
+                                defer { value += 1 }; return value
+                            }
                             guard n < total else { return }
                             let start = Date()
                             switch n % 4 {
@@ -137,7 +149,10 @@ final class SilentTransport: Transport {
         do {
             let transport = SilentTransport()
             weakTransport.set(transport)
-            let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
+                }, transport: transport)
             client.send(Get("/x").with(\.timeout, 300)) { value in result.mutate { $0 = value } }
         }
         #expect(await eventually(timeout: 60) { result.value != nil })

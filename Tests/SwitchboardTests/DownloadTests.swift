@@ -38,7 +38,9 @@ import Testing
     }
 
     /// A served file whose first download is cut off at `offset`: the file, a client and the destination.
-    static func cutOff(_ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, configure: (LargeResource) -> Void = { _ in }) async -> (LargeResource, Dispatcher, URL) {
+    static func cutOff(_ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, configure: (LargeResource) -> Void = { _ in }) async -> (
+        LargeResource, Dispatcher, URL
+    ) {
         let file = LargeResource(length: length)
         configure(file)
         server.serve(file, at: "/files/big.bin")
@@ -242,9 +244,12 @@ import Testing
             let received = Locked([Int64]())
             let outcome = Locked<Result<Response<Download>, NetworkError>?>(nil)
             let completions = Locked(0)
-            let handle = client.download(Download("/files/slow.bin", to: destination), progress: { value in
-                received.withLock { $0.append(value.bytesReceived) }
-            }) { result in
+            let handle = client.download(
+                Download("/files/slow.bin", to: destination),
+                progress: { value in
+                    received.withLock { $0.append(value.bytesReceived) }
+                }
+            ) { result in
                 completions.withLock { $0 += 1 }
                 outcome.withLock { $0 = result }
             }
@@ -280,9 +285,12 @@ import Testing
             let destination = folders.files.appendingPathComponent("slow.bin")
             let outcomes = Locked([NetworkError?]())
             let received = Locked(Int64(0))
-            let handle = client.download(Download("/files/slow.bin", to: destination), progress: { value in
-                received.withLock { $0 = value.bytesReceived }
-            }) { result in outcomes.withLock { $0.append(result.failure) } }
+            let handle = client.download(
+                Download("/files/slow.bin", to: destination),
+                progress: { value in
+                    received.withLock { $0 = value.bytesReceived }
+                }
+            ) { result in outcomes.withLock { $0.append(result.failure) } }
             #expect(await eventually(timeout: 20) { received.withLock { $0 } > 0 })
             handle.cancel()
             defer { file.release() }

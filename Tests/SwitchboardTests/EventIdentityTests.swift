@@ -74,7 +74,9 @@ import Testing
                 }
                 DispatchQueue.global().async { client.cancelAll() }
                 await withCheckedContinuation { continuation in
-                    onOwnThread { sent.wait(); continuation.resume() }
+                    onOwnThread {
+                        sent.wait(); continuation.resume()
+                    }
                 }
             }
             #expect(await eventually(timeout: 20) { client.inFlightCount == 0 })
@@ -101,7 +103,11 @@ import Testing
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             onOwnThread { client.send(Get("/echo")) }  // held in willStart: not on a global queue
-            await withCheckedContinuation { continuation in onOwnThread { entered.wait(); continuation.resume() } }
+            await withCheckedContinuation { continuation in
+                onOwnThread {
+                    entered.wait(); continuation.resume()
+                }
+            }
             client.cancelAll()
             release.signal()
             #expect(await eventually { log.events.count == 2 })

@@ -70,9 +70,10 @@ final class CallRecorder: EventMonitor {
                 .with(\.pipeline.retryPolicy, RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, jitter: 0))
             _ = try await client.response(for: request)
             #expect(await eventually { monitor.calls.value.last == "didDeliver" })
-            #expect(monitor.calls.value == [
-                "start", "adapt1", "receive1:503", "decode1:error", "retry2", "adapt2", "receive2:200", "decode2:ok", "finish:200", "willDeliver", "didDeliver",
-            ])
+            #expect(
+                monitor.calls.value == [
+                    "start", "adapt1", "receive1:503", "decode1:error", "retry2", "adapt2", "receive2:200", "decode2:ok", "finish:200", "willDeliver", "didDeliver",
+                ])
         }
     }
 
@@ -123,7 +124,9 @@ final class CallRecorder: EventMonitor {
                     steps.mutate { $0.append("did:" + (DispatchQueue.getSpecific(key: key) == true ? "cb" : "other")) }
                 }
             }
-            let client = makeClient(server) { $0.callbackQueue = .queue(queue); $0.monitors = [QueueCheck(key: key, steps: steps)] }
+            let client = makeClient(server) {
+                $0.callbackQueue = .queue(queue); $0.monitors = [QueueCheck(key: key, steps: steps)]
+            }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 client.send(Ping()) { _ in
                     steps.mutate { $0.append("closure") }
@@ -146,7 +149,9 @@ final class CallRecorder: EventMonitor {
                     order.mutate { $0.append("monitor saw \(logger.records.value.count) lines") }
                 }
             }
-            let client = makeClient(server) { $0.logMode = .debug; $0.logger = logger; $0.monitors = [AfterLog(logger: logger, order: order)] }
+            let client = makeClient(server) {
+                $0.logMode = .debug; $0.logger = logger; $0.monitors = [AfterLog(logger: logger, order: order)]
+            }
             _ = try await client.response(for: Get("/echo"))
             #expect(order.value == ["monitor saw 2 lines"], "the request line and the result line came first")
         }

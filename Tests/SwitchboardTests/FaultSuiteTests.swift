@@ -29,6 +29,8 @@ struct Fault: Sendable, CustomStringConvertible {
         case tooLarge
         case unacceptableContentType
         case status(Int)
+        /// ``NetworkError/unauthorized(_:)`` with this status (not a plain `httpStatus`).
+        case unauthorized(Int)
     }
 
     func matches(_ result: Result<Response<Get>, NetworkError>) -> Bool {
@@ -41,6 +43,7 @@ struct Fault: Sendable, CustomStringConvertible {
         case (.tooLarge, .failure(.responseTooLarge)): true
         case (.unacceptableContentType, .failure(.unacceptableContentType)): true
         case (.status(let code), .failure(let error)): error.statusCode == code
+        case (.unauthorized(let code), .failure(.unauthorized(let answer))): answer.statusCode == code
         default: false
         }
     }
@@ -65,22 +68,45 @@ struct Fault: Sendable, CustomStringConvertible {
         // A minute of dripping (600 bytes, 0.1 s apart): the deadline must end the send long before the
         // server closes mid-head, which on URLSession is the FoundationNetworking crash of
         // ChildProcessFaultTests (a 5-second drip once outlasted a delayed cancel under TSan).
-        Fault(name: "headers dripped slower than the deadline", answer: .rawDrip(Array(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 28)).utf8).map { Data([$0]) }, interval: 0.1), expect: .timedOut, timeout: 0.5),
-        Fault(name: "a 100 KB header line", answer: raw("HTTP/1.1 200 OK\r\n\(json)X-Big: \(String(repeating: "x", count: 100_000))\r\nContent-Length: 2\r\n\r\n{}"), expect: .success),
+        Fault(
+            name: "headers dripped slower than the deadline",
+            answer: .rawDrip(
+                Array(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 28)).utf8).map { Data([$0]) }, interval: 0.1),
+            expect: .timedOut, timeout: 0.5),
+        Fault(
+            name: "a 100 KB header line", answer: raw("HTTP/1.1 200 OK\r\n\(json)X-Big: \(String(repeating: "x", count: 100_000))\r\nContent-Length: 2\r\n\r\n{}"), expect: .success
+        ),
         Fault(name: "a header line without a colon", answer: raw("HTTP/1.1 200 OK\r\n\(json)garbage\r\nContent-Length: 2\r\n\r\n{}"), expect: .transport(.badServerResponse)),
         // Framing
-        Fault(name: "close mid-body with a Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 100\r\n\r\n{\"a\":1"), expect: .transport(.networkConnectionLost)),
+        Fault(
+            name: "close mid-body with a Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 100\r\n\r\n{\"a\":1"), expect: .transport(.networkConnectionLost)),
         Fault(name: "HTTP/1.0 without a length (ends at close)", answer: raw("HTTP/1.0 200 OK\r\n\(json)\r\n{\"ok\":true}"), expect: .success),
-        Fault(name: "two conflicting Content-Lengths", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}"), expect: .transport(.networkConnectionLost)),
-        Fault(name: "Content-Length and chunked together", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"), expect: .success),
-        Fault(name: "truncated chunked body", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n"), expect: .transport(.networkConnectionLost)),
+        Fault(
+            name: "two conflicting Content-Lengths", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}"),
+            expect: .transport(.networkConnectionLost)),
+        Fault(
+            name: "Content-Length and chunked together", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"),
+            expect: .success),
+        Fault(
+            name: "truncated chunked body", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n"), expect: .transport(.networkConnectionLost)),
         Fault(name: "bad chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"), expect: .transport(.cannotParseResponse)),
-        Fault(name: "chunk size larger than what follows", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nff\r\n{}\r\n"), expect: .transport(.networkConnectionLost)),
-        Fault(name: "oversized chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n{}\r\n0\r\n\r\n"), expect: .transport(.cannotParseResponse)),
-        Fault(name: "body dripped slower than the deadline", answer: .rawDrip(["HTTP/1.1 200 OK\r\n\(json)Content-Length: 40\r\n\r\n"].map { Data($0.utf8) } + (0..<40).map { _ in Data(" ".utf8) }, interval: 0.1), expect: .timedOut, timeout: 0.5),
+        Fault(
+            name: "chunk size larger than what follows", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nff\r\n{}\r\n"),
+            expect: .transport(.networkConnectionLost)),
+        Fault(
+            name: "oversized chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n{}\r\n0\r\n\r\n"),
+            expect: .transport(.cannotParseResponse)),
+        Fault(
+            name: "body dripped slower than the deadline",
+            answer: .rawDrip(["HTTP/1.1 200 OK\r\n\(json)Content-Length: 40\r\n\r\n"].map { Data($0.utf8) } + (0..<40).map { _ in Data(" ".utf8) }, interval: 0.1),
+            expect: .timedOut, timeout: 0.5),
         // Content encoding
-        Fault(name: "corrupt gzip", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Encoding: gzip\r\nContent-Length: 12\r\n\r\nnot gzip!!!!"), expect: .transport(.cannotDecodeContentData)),
-        Fault(name: "unknown content encoding", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Encoding: x-weird\r\nContent-Length: 2\r\n\r\n{}"), expect: .transport(.cannotDecodeContentData)),
+        Fault(
+            name: "corrupt gzip", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Encoding: gzip\r\nContent-Length: 12\r\n\r\nnot gzip!!!!"),
+            expect: .transport(.cannotDecodeContentData)),
+        Fault(
+            name: "unknown content encoding", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Encoding: x-weird\r\nContent-Length: 2\r\n\r\n{}"),
+            expect: .transport(.cannotDecodeContentData)),
         // Sizes
         Fault(name: "oversize body by Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2000000\r\n\r\n{}"), expect: .tooLarge, maximumResponseSize: 1 << 20),
         Fault(name: "oversize body by chunks", answer: .chunksRaw(count: 40, size: 64 << 10), expect: .tooLarge, maximumResponseSize: 1 << 20),
@@ -89,17 +115,33 @@ struct Fault: Sendable, CustomStringConvertible {
         // Bodies
         Fault(name: "malformed JSON", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 8\r\n\r\n{\"a\": 1,"), expect: .decoding),
         Fault(name: "JSON cut short", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 5\r\n\r\n[1, 2"), expect: .decoding),
-        Fault(name: "invalid UTF-8 in JSON", answer: .raw(Data("HTTP/1.1 200 OK\r\n\(json)Content-Length: 6\r\n\r\n[\"".utf8) + Data([0xC3, 0x28]) + Data("\"]".utf8)), expect: .decoding),
-        Fault(name: "100,000-deep JSON", answer: .raw(Data("HTTP/1.1 200 OK\r\n\(json)Content-Length: 200000\r\n\r\n".utf8) + Data(repeating: UInt8(ascii: "["), count: 100_000) + Data(repeating: UInt8(ascii: "]"), count: 100_000)), expect: .decoding),
+        Fault(
+            name: "invalid UTF-8 in JSON", answer: .raw(Data("HTTP/1.1 200 OK\r\n\(json)Content-Length: 6\r\n\r\n[\"".utf8) + Data([0xC3, 0x28]) + Data("\"]".utf8)),
+            expect: .decoding),
+        Fault(
+            name: "100,000-deep JSON",
+            answer: .raw(
+                Data("HTTP/1.1 200 OK\r\n\(json)Content-Length: 200000\r\n\r\n".utf8) + Data(repeating: UInt8(ascii: "["), count: 100_000)
+                    + Data(repeating: UInt8(ascii: "]"), count: 100_000)), expect: .decoding),
         Fault(name: "a huge number", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 403\r\n\r\n[1\(String(repeating: "0", count: 400))]"), expect: .decoding),
-        Fault(name: "HTML where JSON was expected", answer: raw("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"), expect: .unacceptableContentType),
-        Fault(name: "407 with a Proxy-Authenticate challenge", answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407)),
-        Fault(name: "401 with a Basic challenge and no credentials", answer: raw("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(401)),
-        Fault(name: "a 500 with an HTML page", answer: raw("HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"), expect: .status(500)),
+        Fault(
+            name: "HTML where JSON was expected", answer: raw("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"),
+            expect: .unacceptableContentType),
+        Fault(
+            name: "407 with a Proxy-Authenticate challenge",
+            answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407)),
+        Fault(
+            name: "401 with a Basic challenge and no credentials",
+            answer: raw("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .unauthorized(401)),
+        Fault(
+            name: "a 500 with an HTML page", answer: raw("HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"),
+            expect: .status(500)),
         // Redirects
         Fault(name: "redirect to ftp:", answer: raw("HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1/x\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),
         Fault(name: "redirect to file:", answer: raw("HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),
-        Fault(name: "redirect to data:", answer: raw("HTTP/1.1 307 Temporary Redirect\r\nLocation: data:text/plain,hi\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),
+        Fault(
+            name: "redirect to data:", answer: raw("HTTP/1.1 307 Temporary Redirect\r\nLocation: data:text/plain,hi\r\nContent-Length: 0\r\n\r\n"),
+            expect: .transport(.unsupportedURL)),
         Fault(name: "redirect without a Location", answer: raw("HTTP/1.1 302 Found\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .transport(.badServerResponse)),
     ]
 
@@ -131,11 +173,12 @@ struct Fault: Sendable, CustomStringConvertible {
         // merely closed could be, and was: a 404 from another test's server).
         let refusing = try RefusingPort()
         let port = refusing.port
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = URL(string: "http://127.0.0.1:\(port)")
-            $0.callbackQueue = .immediate
-            $0.transport = transport.factory
-        })
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:\(port)")
+                $0.callbackQueue = .immediate
+                $0.transport = transport.factory
+            })
         defer { withExtendedLifetime(refusing) {} }
         let error = await client.result(Get("/x").with(\.timeout, 10)).failure
         guard case .transport(let urlError) = error else {

@@ -87,10 +87,11 @@ import Testing
             let progress = Locked([Int]())
             let done = Locked<Result<[any AnyResponse], GroupError>?>(nil)
             let batch = BatchRequest(requests, maximumConcurrency: 2, dispatcher: client)
-            batch.start(progress: { completed, total in
-                #expect(total == 6)
-                progress.withLock { $0.append(completed) }
-            }, success: { responses in done.withLock { $0 = .success(responses) } }, failure: { error in done.withLock { $0 = .failure(error) } })
+            batch.start(
+                progress: { completed, total in
+                    #expect(total == 6)
+                    progress.withLock { $0.append(completed) }
+                }, success: { responses in done.withLock { $0 = .success(responses) } }, failure: { error in done.withLock { $0 = .failure(error) } })
             #expect(await eventually(timeout: 20) { done.withLock { $0 } != nil })
             #expect(server.concurrencyPeak("limited") == 2)
             #expect((try? done.withLock { $0 }?.get())?.map { $0.json["index"].int } == [0, 1, 2, 3, 4, 5])

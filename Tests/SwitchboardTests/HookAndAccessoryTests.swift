@@ -90,9 +90,10 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
                 }
             }
             await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
-            #expect(recorder.steps.value == [
-                "willStart", "observer:started@cb", "hook", "willStop@cb", "observer:succeeded@cb", "closure@cb", "didStop@cb",
-            ])
+            #expect(
+                recorder.steps.value == [
+                    "willStart", "observer:started@cb", "hook", "willStop@cb", "observer:succeeded@cb", "closure@cb", "didStop@cb",
+                ])
         }
     }
 

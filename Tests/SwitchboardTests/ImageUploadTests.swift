@@ -30,9 +30,12 @@ import Testing
             let client = makeClient(server)
             let progress = Locked([TransferProgress]())
             let result = await withCheckedContinuation { continuation in
-                client.uploadImages([Self.png, Self.jpeg], to: "/upload/images", parameters: ["album": "a"], compressionQuality: 0.5, progress: { value in
-                    progress.withLock { $0.append(value) }
-                }) { continuation.resume(returning: $0) }
+                client.uploadImages(
+                    [Self.png, Self.jpeg], to: "/upload/images", parameters: ["album": "a"], compressionQuality: 0.5,
+                    progress: { value in
+                        progress.withLock { $0.append(value) }
+                    }
+                ) { continuation.resume(returning: $0) }
             }
             let json = try result.get()
             #expect(json["count"] == 2 && json["fields"]["album"] == "a")

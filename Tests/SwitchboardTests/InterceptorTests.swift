@@ -30,7 +30,9 @@ import Testing
                 return "T1"
             }
             // Five transfers (not one shared by five identical sends): each must see the 401 itself.
-            let client = makeClient(server) { $0.interceptors = [auth]; $0.coalescesDuplicates = false }
+            let client = makeClient(server) {
+                $0.interceptors = [auth]; $0.coalescesDuplicates = false
+            }
             let responses = try await withThrowingTaskGroup(of: Response<Get>.self) { group in
                 for _ in 0..<5 { group.addTask { try await client.response(for: Get("/secure")) } }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -77,7 +79,9 @@ import Testing
         try await withServer { server in
             let valid = Box("fresh"), seen = Box<[String]>([]), refreshes = Box(0)
             Self.installSecure(on: server, valid: valid, seen: seen)
-            let auth = AuthenticationInterceptor { refreshes.mutate { $0 += 1 }; return "fresh" }
+            let auth = AuthenticationInterceptor {
+                refreshes.mutate { $0 += 1 }; return "fresh"
+            }
             let response = try await makeClient(server) { $0.interceptors = [auth] }.response(for: Get("/secure"))
             #expect(response.attempts == 1)
             #expect(refreshes.value == 1)
@@ -164,11 +168,12 @@ import Testing
     @Test func aRetryDecisionThatNeverComesEndsAtTheDeadlineWithTheAttemptsOutcome() async throws {
         // A stub transport answers at once, so only the interceptor's decision can take time.
         let transport = StubTransport { _ in .status(503) }
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = URL(string: "http://127.0.0.1:9")
-            $0.callbackQueue = .immediate
-            $0.interceptors = [Stubborn()]
-        }, transport: transport)
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9")
+                $0.callbackQueue = .immediate
+                $0.interceptors = [Stubborn()]
+            }, transport: transport)
         let started = Date()
         let error = await client.result(Get("/busy").with(\.timeout, 1)).failure
         // Bounded well below the suite's one-minute limit; generous, as a loaded CI machine can stall

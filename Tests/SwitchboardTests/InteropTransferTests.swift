@@ -19,12 +19,13 @@ struct InteropTransferTests {
 
     func client(_ configure: (inout Configuration) -> Void = { _ in }) throws -> Dispatcher {
         let base = try #require(httpbinURL)
-        return Dispatcher(configuration: Configuration {
-            $0.baseURL = base
-            $0.callbackQueue = .immediate
-            $0.transport = interopTransport
-            configure(&$0)
-        })
+        return Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = base
+                $0.callbackQueue = .immediate
+                $0.transport = interopTransport
+                configure(&$0)
+            })
     }
 
     @Test func httpbinParsesOurFormsFieldsAndFiles() async throws {

@@ -29,10 +29,12 @@ private func parseError(_ text: String) -> JSONParseError? {
 struct JSONValueTests {
     @Test func literalSyntax() {
         let payload: JSON = ["type": "List", "start": 0, "ratio": 0.5, "ok": true, "tags": ["a"], "x": nil]
-        #expect(payload == .object([
-            "type": .string("List"), "start": .integer(0), "ratio": .double(0.5), "ok": .bool(true),
-            "tags": .array([.string("a")]), "x": .null,
-        ]))
+        #expect(
+            payload
+                == .object([
+                    "type": .string("List"), "start": .integer(0), "ratio": .double(0.5), "ok": .bool(true),
+                    "tags": .array([.string("a")]), "x": .null,
+                ]))
         let duplicate: JSON = ["k": 1, "k": 2]
         #expect(duplicate["k"] == 2)
     }
@@ -88,39 +90,44 @@ struct JSONSerializerTests {
     }
 
     @Test func numbers() {
-        let json: JSON = [.integer(.max), .integer(.min), 0, -0.0, 1.0, 0.1, 1e-5, 1e100, .double(.leastNonzeroMagnitude),
-                          .double(1.7976931348623157e308), .double(.infinity), .double(.nan)]
+        let json: JSON = [
+            .integer(.max), .integer(.min), 0, -0.0, 1.0, 0.1, 1e-5, 1e100, .double(.leastNonzeroMagnitude),
+            .double(1.7976931348623157e308), .double(.infinity), .double(.nan),
+        ]
         let text = String(decoding: json.serialized(), as: UTF8.self)
-        #expect(text == "[9223372036854775807,-9223372036854775808,0,-0.0,1.0,0.1,1e-05,1e+100,5e-324,"
-            + "1.7976931348623157e+308,null,null]")
+        #expect(
+            text == "[9223372036854775807,-9223372036854775808,0,-0.0,1.0,0.1,1e-05,1e+100,5e-324,"
+                + "1.7976931348623157e+308,null,null]")
     }
 
     @Test func sortedAndPretty() {
         let json: JSON = ["b": [1, ["c": nil]], "a": [:], "e": []]
         let text = String(decoding: json.serialized(sortedKeys: true, prettyPrinted: true), as: UTF8.self)
-        #expect(text == """
-        {
-          "a": {},
-          "b": [
-            1,
-            {
-              "c": null
-            }
-          ],
-          "e": []
-        }
-        """)
-        #expect(String(decoding: json.serialized(sortedKeys: true), as: UTF8.self)
-            == #"{"a":{},"b":[1,{"c":null}],"e":[]}"#)
+        #expect(
+            text == """
+                {
+                  "a": {},
+                  "b": [
+                    1,
+                    {
+                      "c": null
+                    }
+                  ],
+                  "e": []
+                }
+                """)
+        #expect(
+            String(decoding: json.serialized(sortedKeys: true), as: UTF8.self)
+                == #"{"a":{},"b":[1,{"c":null}],"e":[]}"#)
     }
 
     @Test func roundTripVariedDocument() throws {
         let text = """
-        \u{FEFF}{"id": 123, "neg": -45, "pi": 3.141592653589793, "small": 1.5e-300, "big": 12345678901234567890,
-         "exp": 6.02E23, "name": "Zoë \\u00e9\\ud83d\\ude00 \\\"q\\\" \\/", "ok": true, "no": false, "none": null,
-         "list": [1, "two", [3, [4, {}]], [], {"k": "v"}], "nested": {"a": {"b": {"c": [null]}}},
-         "ctrl": "tab\\tnl\\n\\u0000", "empty": ""}
-        """
+            \u{FEFF}{"id": 123, "neg": -45, "pi": 3.141592653589793, "small": 1.5e-300, "big": 12345678901234567890,
+             "exp": 6.02E23, "name": "Zoë \\u00e9\\ud83d\\ude00 \\\"q\\\" \\/", "ok": true, "no": false, "none": null,
+             "list": [1, "two", [3, [4, {}]], [], {"k": "v"}], "nested": {"a": {"b": {"c": [null]}}},
+             "ctrl": "tab\\tnl\\n\\u0000", "empty": ""}
+            """
         let first = try JSON.parse(Data(text.utf8))
         #expect(first["name"] == "Zoë é😀 \"q\" /")
         #expect(first["big"] == .double(12_345_678_901_234_567_168))
@@ -165,11 +172,13 @@ struct JSONParserTests {
 
     @Test func doublesMatchStandardLibrary() throws {
         var generator = SystemRandomNumberGenerator()
-        var samples = ["0.1", "0.2", "0.30000000000000004", "2.2250738585072014e-308", "4.9e-324", "1e-400",
-                       "1.7976931348623157e308", "9007199254740993", "9007199254740993.0", "0.000001234",
-                       "123.456e-7", "1e22", "1e23", "8.98846567431158e307", "2.47032822920623272e-324",
-                       "1.00000000000000011102230246251565404236316680908203125",
-                       "0.1000000000000000055511151231257827021181583404541015625"]
+        var samples = [
+            "0.1", "0.2", "0.30000000000000004", "2.2250738585072014e-308", "4.9e-324", "1e-400",
+            "1.7976931348623157e308", "9007199254740993", "9007199254740993.0", "0.000001234",
+            "123.456e-7", "1e22", "1e23", "8.98846567431158e307", "2.47032822920623272e-324",
+            "1.00000000000000011102230246251565404236316680908203125",
+            "0.1000000000000000055511151231257827021181583404541015625",
+        ]
         for _ in 0..<2000 {
             let mantissa = UInt64.random(in: 0...UInt64.max, using: &generator) >> UInt64.random(in: 0...63)
             let fraction = Int.random(in: 0...20)
@@ -212,8 +221,10 @@ struct JSONParserTests {
     }
 
     @Test func truncatedInput() {
-        for text in ["", "   ", "[", "[1", "[1,", "{", "{\"a\"", "{\"a\":", "{\"a\":1", "\"abc", "\"\\", "\"\\u12",
-                     "tru", "nul", "-", "1.", "1e", "1e+", "\"\\ud83d", "\"\\ud83d\\"] {
+        for text in [
+            "", "   ", "[", "[1", "[1,", "{", "{\"a\"", "{\"a\":", "{\"a\":1", "\"abc", "\"\\", "\"\\u12",
+            "tru", "nul", "-", "1.", "1e", "1e+", "\"\\ud83d", "\"\\ud83d\\",
+        ] {
             #expect(parseError(text)?.reason == .unexpectedEndOfInput, "\(text)")
         }
         #expect(parseError("[1,2")?.description == "unexpected end of input at byte 4")
@@ -265,13 +276,13 @@ struct JSONParserTests {
 
     @Test func invalidUTF8() {
         let cases: [([UInt8], Int)] = [
-            ([0x22, 0x61, 0xFF, 0x22], 2),                 // invalid byte
-            ([0x22, 0xC0, 0xAF, 0x22], 1),                 // overlong "/"
-            ([0x22, 0x61, 0x62, 0xED, 0xA0, 0x80, 0x22], 3), // encoded surrogate
-            ([0x22, 0xE2, 0x82, 0x22], 1),                 // truncated sequence
-            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1),     // above U+10FFFF
-            ([0x22, 0x80, 0x22], 1),                       // lone continuation byte
-            ([0x22, 0x5C, 0x6E, 0xFF, 0x22], 3),           // after an escape
+            ([0x22, 0x61, 0xFF, 0x22], 2),  // invalid byte
+            ([0x22, 0xC0, 0xAF, 0x22], 1),  // overlong "/"
+            ([0x22, 0x61, 0x62, 0xED, 0xA0, 0x80, 0x22], 3),  // encoded surrogate
+            ([0x22, 0xE2, 0x82, 0x22], 1),  // truncated sequence
+            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1),  // above U+10FFFF
+            ([0x22, 0x80, 0x22], 1),  // lone continuation byte
+            ([0x22, 0x5C, 0x6E, 0xFF, 0x22], 3),  // after an escape
         ]
         for (bytes, offset) in cases {
             #expect(parseError(bytes) == JSONParseError(.invalidUTF8, at: offset), "\(bytes)")
@@ -291,9 +302,10 @@ struct JSONParserTests {
         let interesting: [UInt8] = [0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0x9F, 0xA0, 0x8F, 0x90]
         for _ in 0..<20_000 {
             let length = Int.random(in: 0...6, using: &generator)
-            samples.append((0..<length).map { _ in
-                Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
-            })
+            samples.append(
+                (0..<length).map { _ in
+                    Bool.random(using: &generator) ? interesting.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                })
         }
         for bytes in samples {
             bytes.withUnsafeBufferPointer { buffer in
@@ -358,8 +370,10 @@ struct JSONInteropTests {
     }
 
     @Test func foundationObjectRoundTrip() throws {
-        let json: JSON = ["t": true, "f": false, "one": 1, "zero": 0, "half": 0.5, "two": 2.0, "s": "é",
-                          "n": nil, "list": [true, 1, 1.0, "x"], "nested": ["big": .integer(.max)]]
+        let json: JSON = [
+            "t": true, "f": false, "one": 1, "zero": 0, "half": 0.5, "two": 2.0, "s": "é",
+            "n": nil, "list": [true, 1, 1.0, "x"], "nested": ["big": .integer(.max)],
+        ]
         let object = json.foundationObject
         #expect(JSON(foundationObject: object) == json)
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

@@ -17,7 +17,9 @@ final class CapturingLogger: NetworkLogger {
     @Test func debugModeLogsMethodURLParametersStatusDurationAndBodyPreview() async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = makeClient(server) { $0.logMode = .debug; $0.logger = logger }
+            let client = makeClient(server) {
+                $0.logMode = .debug; $0.logger = logger
+            }
             _ = try await client.response(for: Get("/api.php").with(\.parameters, ["type": "List", "start": 0, "end": 2]))
             let text = logger.text
             #expect(text.contains("→ GET \(server.baseURL.absoluteString)/api.php?end=2&start=0&type=List"))
@@ -31,14 +33,17 @@ final class CapturingLogger: NetworkLogger {
     @Test func secretsNeverReachTheLog() async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = makeClient(server) { $0.logMode = .debug; $0.logger = logger }
-            _ = try await client.response(for: Echo(
-                method: .post,
-                path: "/echo?access_token=qwerty&page=2",
-                parameters: ["username": "ada", "password": "hunter2", "nested": ["apiSecret": "s3"]],
-                headers: ["Cookie": "session=abc"],
-                credentials: Credentials(user: "ada", password: "pw")
-            ))
+            let client = makeClient(server) {
+                $0.logMode = .debug; $0.logger = logger
+            }
+            _ = try await client.response(
+                for: Echo(
+                    method: .post,
+                    path: "/echo?access_token=qwerty&page=2",
+                    parameters: ["username": "ada", "password": "hunter2", "nested": ["apiSecret": "s3"]],
+                    headers: ["Cookie": "session=abc"],
+                    credentials: Credentials(user: "ada", password: "pw")
+                ))
             _ = try await client.response(for: Echo(method: .post, parameters: ["refreshToken": "r1"], parameterEncoding: .json))
             let text = logger.text
             // What Switchboard logs of the requests: no secret at all.
@@ -59,7 +64,9 @@ final class CapturingLogger: NetworkLogger {
     @Test func errorsModeLogsOnlyFailuresAndOffLogsNothing() async throws {
         try await withServer { server in
             let errors = CapturingLogger()
-            let client = makeClient(server) { $0.logMode = .errors; $0.logger = errors }
+            let client = makeClient(server) {
+                $0.logMode = .errors; $0.logger = errors
+            }
             _ = try await client.response(for: Get("/echo"))
             _ = await client.result(Get("/status/500"))
             #expect(errors.records.value.count == 1)

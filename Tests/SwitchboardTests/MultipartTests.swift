@@ -322,7 +322,8 @@ import Testing
             client.addObserver(log, for: MultipartTests.Upload.self, on: .immediate) { $0.record($1) }
             let started = Date()
             let error = await client.result(MultipartTests.Upload(path: "/upload/refused", form: form)).failure
-            let accepted = error?.statusCode == 413 || { if case .transport(let url)? = error { url.code == .networkConnectionLost || url.code == .cannotParseResponse } else { false } }()
+            let accepted =
+                error?.statusCode == 413 || { if case .transport(let url)? = error { url.code == .networkConnectionLost || url.code == .cannotParseResponse } else { false } }()
             #expect(accepted, "\(String(describing: error))")
             print("UploadRefusedTests: a 413 mid-upload ended with \(String(describing: error))")
             #expect(Date().timeIntervalSince(started) < 30 * timeScale)

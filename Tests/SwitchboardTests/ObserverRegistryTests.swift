@@ -12,7 +12,9 @@ import Testing
     nonisolated static func succeeded(_ n: Int = 0) -> RequestEvent<Ping> {
         let url = URL(string: "http://127.0.0.1/echo")!
         let http = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
-        return RequestEvent(.succeeded(Response(request: Ping(n: n), httpResponse: http, data: Data(), json: .null, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))), sendID: UInt64(n))
+        return RequestEvent(
+            .succeeded(Response(request: Ping(n: n), httpResponse: http, data: Data(), json: .null, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))),
+            sendID: UInt64(n))
     }
 
     @Test func methodReferenceAndClosureObserversBothReceiveOneSendsEventsInOrder() async throws {
@@ -133,7 +135,11 @@ import Testing
             let sentFollowUp = Box(false)
             client.addObserver(first, for: Ping.self, on: .immediate) { listener, event in
                 listener.heard(event)
-                guard case .succeeded = event.kind, !sentFollowUp.mutate({ let was = $0; $0 = true; return was }) else { return }
+                guard case .succeeded = event.kind,
+                    !sentFollowUp.mutate({
+                        let was = $0; $0 = true; return was
+                    })
+                else { return }
                 client.addObserver(second, for: Pong.self, on: .immediate) { $0.heardPong($1) }
                 client.send(Pong())
             }

@@ -42,44 +42,65 @@ import LoopbackServer
     /// must say why (`expect`: a fragment of the diagnostic), so a typo can't pass for a rejection.
     static let mustNotCompile: [(name: String, expect: String, code: String)] = [
         // No form delivers a method reference anywhere but on the main actor.
-        ("main-actor method reference delivered on a background queue", "extra argument 'on'", """
+        (
+            "main-actor method reference delivered on a background queue", "extra argument 'on'",
+            """
             @MainActor func f(vm: ViewModel) {
                 Dispatcher.shared.addObserver(vm, for: Ping.self, on: .queue(bg), calling: ViewModel.changed)
             }
-            """),
-        ("non-Sendable observer's method on a background queue", "extra argument 'on'", """
+            """
+        ),
+        (
+            "non-Sendable observer's method on a background queue", "extra argument 'on'",
+            """
             func f(plain: Plain) {
                 Dispatcher.shared.addObserver(plain, for: Ping.self, on: .queue(bg), calling: Plain.changed)
             }
-            """),
-        ("non-Sendable observer in a closure on a background queue", "'Sendable'", """
+            """
+        ),
+        (
+            "non-Sendable observer in a closure on a background queue", "'Sendable'",
+            """
             func f(plain: Plain) {
                 Dispatcher.shared.addObserver(plain, for: Ping.self, on: .queue(bg)) { plain, _ in plain.count += 1 }
             }
-            """),
-        ("non-Sendable observer delivered immediately", "'Sendable'", """
+            """
+        ),
+        (
+            "non-Sendable observer delivered immediately", "'Sendable'",
+            """
             func f(plain: Plain) {
                 Dispatcher.shared.addObserver(plain, for: Ping.self, on: .immediate) { plain, _ in plain.count += 1 }
             }
-            """),
-        ("main-actor closure on a background queue", "Sendable closure", """
+            """
+        ),
+        (
+            "main-actor closure on a background queue", "Sendable closure",
+            """
             @MainActor func f(vm: ViewModel) {
                 Dispatcher.shared.addObserver(vm, for: Ping.self, on: .queue(bg)) { vm, _ in vm.count += 1 }
             }
-            """),
-        ("non-Sendable observer registered off the main actor", "main actor-isolated", """
+            """
+        ),
+        (
+            "non-Sendable observer registered off the main actor", "main actor-isolated",
+            """
             func f(plain: Plain) {
                 Dispatcher.shared.addObserver(plain, for: Ping.self, calling: Plain.changed)
             }
-            """),
-        ("closure formed in main-actor code, touching main-actor state, on another queue", "Sendable closure", """
+            """
+        ),
+        (
+            "closure formed in main-actor code, touching main-actor state, on another queue", "Sendable closure",
+            """
             @MainActor final class Screen {
                 var shown = 0
                 func register(metrics: Metrics) {
                     Dispatcher.shared.addObserver(metrics, for: Ping.self, on: .queue(bg)) { _, _ in self.shown += 1 }
                 }
             }
-            """),
+            """
+        ),
     ]
 
     /// What users write; it must compile without a warning.
@@ -167,7 +188,8 @@ private let mainKey = DispatchSpecificKey<String>()
 /// still names Switchboard's.
 @Suite(ObserverSoundnessTests.typeChecks, timeLimit(minutes: 2)) struct QualifiedNameTests {
     @Test func switchboardsTypesQualifyInAnAppWithTypesOfTheSameNames() async throws {
-        let outcome = try await TypeChecker.check("""
+        let outcome = try await TypeChecker.check(
+            """
             import Switchboard
 
             struct Request {}

@@ -24,12 +24,16 @@ import Testing
         var path: String { "http://ada:hunter2@127.0.0.1:\(port)/answer/\(status)?api_key=k789&session_id=sess_901&page=2" }
         var parameterEncoding: ParameterEncoding? { encoding }
         var parameters: JSON? {
-            ["user": "ada", "password": "pw_890", "client_secret": "client_secret_jkl",
-             "nested": ["passwd": "passwd_mno", "list": [["signature": "sig_234"]]], "credentialId": "cred_567", "pin": "pin_4321"]
+            [
+                "user": "ada", "password": "pw_890", "client_secret": "client_secret_jkl",
+                "nested": ["passwd": "passwd_mno", "list": [["signature": "sig_234"]]], "credentialId": "cred_567", "pin": "pin_4321",
+            ]
         }
         var headers: HTTPHeaders {
-            ["X-Api-Key": "sk_live_123", "X-Auth-Token": "tok_456", "Authorization": "Bearer bearer_abc",
-             "Cookie": "c=cookie_def", "Proxy-Authorization": "Basic proxy_ghi", "X-Oauth-Code": "auth_code_pqr"]
+            [
+                "X-Api-Key": "sk_live_123", "X-Auth-Token": "tok_456", "Authorization": "Bearer bearer_abc",
+                "Cookie": "c=cookie_def", "Proxy-Authorization": "Basic proxy_ghi", "X-Oauth-Code": "auth_code_pqr",
+            ]
         }
     }
 

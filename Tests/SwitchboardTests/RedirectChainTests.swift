@@ -26,9 +26,11 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
     static func installChain(on server: LoopbackServer, hops: Box<[Hop]>) {
         server.route(nil, "/chain") { request in
             hops.mutate {
-                $0.append(Hop(host: request.header("Host") ?? "?", method: request.method, body: request.bodyText ?? "",
-                              contentType: request.header("Content-Type"), authorization: request.header("Authorization"),
-                              cookie: request.header("Cookie")))
+                $0.append(
+                    Hop(
+                        host: request.header("Host") ?? "?", method: request.method, body: request.bodyText ?? "",
+                        contentType: request.header("Content-Type"), authorization: request.header("Authorization"),
+                        cookie: request.header("Cookie")))
             }
             let steps = (request.queryItems["steps"] ?? "").split(separator: ",").map(String.init)
             let index = Int(request.queryItems["i"] ?? "0") ?? 0

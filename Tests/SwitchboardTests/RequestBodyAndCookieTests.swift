@@ -94,7 +94,9 @@ struct BlockingHook: ResponseHook {
             let order = Box<[String]>([])
             client.send(Get("/small").with(\.pipeline.responseHooks, [blocking])) { _ in order.mutate { $0.append("slow") } }
             await withCheckedContinuation { continuation in
-                onOwnThread { hookStarted.wait(); continuation.resume() }
+                onOwnThread {
+                    hookStarted.wait(); continuation.resume()
+                }
             }
             // While the hook blocks: another send completes, and another's deadline fires.
             let other = await client.result(Get("/small"))
@@ -121,7 +123,10 @@ struct BlockingHook: ResponseHook {
             let transport = URLSessionTransport()
             let key = DispatchSpecificKey<String>()
             transport.queue.setSpecific(key: key, value: "switchboard.transport")
-            let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate }, transport: transport)
+            let client = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL; $0.callbackQueue = .immediate
+                }, transport: transport)
             let labels = Box<[String: String]>([:])
             client.addObserver(labels, for: Get.self, on: .immediate) { box, event in
                 guard event.isTerminal else { return }

@@ -15,10 +15,11 @@ import Testing
     }
 
     @Test func aParsedHeadReadsAsTheResponseMadeFromIt() {
-        let head = Self.head([
-            ("Content-Type", "Application/JSON; charset=utf-8"), ("content-length", "42"),
-            ("Set-Cookie", "a=1"), ("set-cookie", "b=2"), ("X-Custom", "v"),
-        ], status: 201)
+        let head = Self.head(
+            [
+                ("Content-Type", "Application/JSON; charset=utf-8"), ("content-length", "42"),
+                ("Set-Cookie", "a=1"), ("set-cookie", "b=2"), ("X-Custom", "v"),
+            ], status: 201)
         let made = head.response
         #expect(head.statusCode == 201 && made.statusCode == 201)
         #expect(head.expectedContentLength == 42 && made.expectedContentLength == 42)

@@ -85,7 +85,9 @@ import Testing
             let logger = CapturingLogger()
             // A backoff far longer than the test, so a runner busy with other tests can't miss the window.
             let slow = RetryPolicy(maximumAttempts: 5, initialDelay: 30, maximumDelay: 30, jitter: 0)
-            let client = makeClient(server) { $0.retryPolicy = slow; $0.logMode = .errors; $0.logger = logger }
+            let client = makeClient(server) {
+                $0.retryPolicy = slow; $0.logMode = .errors; $0.logger = logger
+            }
             let outcomes = Box<[Bool]>([])
             let handle = client.send(Get("/flaky/i?failures=4")) { result in outcomes.mutate { $0.append(result.failure?.isCancelled == true) } }
             // The retry line is logged when the backoff starts: cancel inside it.
@@ -151,12 +153,16 @@ import Testing
         try await withServer { server in
             let seen = Box<[String]>([])
             server.route(nil, "/fails-twice") { request in
-                let attempt = seen.mutate { value -> Int in value.append(request.header("X-Attempt") ?? "-"); return value.count }
+                let attempt = seen.mutate { value -> Int in
+                    value.append(request.header("X-Attempt") ?? "-"); return value.count
+                }
                 return attempt < 3 ? .status(503) : .json(["ok": true])
             }
             let counter = Box(0)
             let numbering = ClosureRequestAdapter { request, _ in
-                let n = counter.mutate { value -> Int in value += 1; return value }
+                let n = counter.mutate { value -> Int in
+                    value += 1; return value
+                }
                 request.headers["X-Attempt"] = "\(n)"
             }
             let response = try await makeClient(server) { $0.adapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))

@@ -16,13 +16,17 @@ final class SynchronousTransport: Transport {
 
     func perform(_ transportRequest: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let request = transportRequest.urlRequest, completion = callbacks.completion
-        let call = calls.withLock { $0 += 1; return $0 }
+        let call = calls.withLock {
+            $0 += 1; return $0
+        }
         let status = call <= failures ? 503 : 200
         let http = HTTPURLResponse(url: request.url!, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])!
         let body = Data("{\"call\":\(call)}".utf8)
         let timing = Timing(start: Date(), timeToFirstByte: 0, duration: 0)
-        completion(status == 200 ? .success(TransportResponse(httpResponse: http, data: body, timing: timing))
-                                 : .failure(.httpStatus(ErrorResponse(http, body: body))))
+        completion(
+            status == 200
+                ? .success(TransportResponse(httpResponse: http, data: body, timing: timing))
+                : .failure(.httpStatus(ErrorResponse(http, body: body))))
         return NoopTask()
     }
 
@@ -62,11 +66,12 @@ struct CustomWithCredentials: Request {
 
     @Test func aTransportThatCompletesInsidePerformStillRetriesAndFinishes() async throws {
         let transport = SynchronousTransport(failures: 2)
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = URL(string: "http://127.0.0.1:9")
-            $0.callbackQueue = .immediate
-            $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01)
-        }, transport: transport)
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9")
+                $0.callbackQueue = .immediate
+                $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01)
+            }, transport: transport)
         let response = try await client.response(for: Get("/x"))
         #expect(response.attempts == 3)
         #expect(transport.callCount == 3)
@@ -161,7 +166,9 @@ struct CustomWithCredentials: Request {
     @Test func releasingADispatcherEndsItsEventStreams() async {
         var client: Dispatcher? = Dispatcher()
         let stream = client!.events(for: Ping.self)
-        let task = Task { for await _ in stream {}; return true }
+        let task = Task {
+            for await _ in stream {}; return true
+        }
         client = nil
         #expect(await task.value)
     }

@@ -9,7 +9,10 @@ import Testing
 /// The helpers app developers use to test their observers without a network.
 @Suite(timeLimit(minutes: 1)) struct SwitchboardTestingTests {
     func client(_ stub: StubTransport) -> Dispatcher {
-        Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.test"); $0.callbackQueue = .immediate }, transport: stub)
+        Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "https://api.test"); $0.callbackQueue = .immediate
+            }, transport: stub)
     }
 
     @Test func stubAnswersAndRecordingObserverSeesEveryEvent() async {

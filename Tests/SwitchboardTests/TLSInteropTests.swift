@@ -16,11 +16,12 @@ let httpsURL: URL? = ProcessInfo.processInfo.environment["HTTPS_URL"].flatMap(UR
 struct TLSInteropTests {
     func client(_ kind: TransportUnderTest) throws -> Dispatcher {
         let base = try #require(httpsURL)
-        return Dispatcher(configuration: Configuration {
-            $0.baseURL = base
-            $0.callbackQueue = .immediate
-            $0.transport = kind.factory
-        })
+        return Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = base
+                $0.callbackQueue = .immediate
+                $0.transport = kind.factory
+            })
     }
 
     @Test(arguments: TransportUnderTest.network) func aCertificateFromTheSystemStoreIsTrusted(_ kind: TransportUnderTest) async throws {

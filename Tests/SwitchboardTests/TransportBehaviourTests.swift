@@ -71,7 +71,9 @@ import Testing
 
     @Test(arguments: TransportUnderTest.network) func manyConcurrentTransfersAllArriveWhole(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.transport = kind.factory; $0.coalescesDuplicates = false }
+            let client = makeClient(server) {
+                $0.transport = kind.factory; $0.coalescesDuplicates = false
+            }
             let results = await withTaskGroup(of: Bool.self) { group in
                 for i in 0..<200 {
                     group.addTask {

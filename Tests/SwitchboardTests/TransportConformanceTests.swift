@@ -122,7 +122,9 @@ import Testing
             let without = await transfer(transport, TransportRequest(Self.request(url)))
             #expect(without.error.map(\.isUnauthorized) == true, "\(String(describing: without.error))")
             // A 401 without a challenge is an answer like any other.
-            let plain = await transfer(transport, TransportRequest(Self.request(server.url("/unauthorized-no-challenge"))), options: TransferOptions(timeout: 10, credentials: Credentials(user: "a", password: "b")))
+            let plain = await transfer(
+                transport, TransportRequest(Self.request(server.url("/unauthorized-no-challenge"))),
+                options: TransferOptions(timeout: 10, credentials: Credentials(user: "a", password: "b")))
             #expect(plain.response?.httpResponse.statusCode == 401 && plain.heads.count == 1)
         }
     }
@@ -181,7 +183,8 @@ import Testing
             let transport = kind.make([server])
             let file = try Self.temporaryFile(Self.pattern(0..<1000) + Data("stale tail".utf8))
             defer { try? FileManager.default.removeItem(at: file) }
-            let resumed = await transfer(transport, TransportRequest(Self.request(server.url("/ranged"), headers: ["Range": "bytes=1000-"]), destination: .file(file, offset: 1000)))
+            let resumed = await transfer(
+                transport, TransportRequest(Self.request(server.url("/ranged"), headers: ["Range": "bytes=1000-"]), destination: .file(file, offset: 1000)))
             #expect(resumed.heads.first?.statusCode == 206 && resumed.response?.bodyLength == 2000)
             #expect(try Data(contentsOf: file) == Self.pattern(0..<3000), "appended at the offset, the stale tail cut")
 
@@ -214,7 +217,8 @@ import Testing
                 #expect(Data(base64Encoded: record.json["bodyBase64"].string ?? "") == contents, "\(body)")
                 #expect(record.progress.map(\.bytesSent).max() == Int64(contents.count), "\(body): upload progress reaches the length")
             }
-            let missing = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "POST"), body: .file(URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)"))))
+            let missing = await transfer(
+                transport, TransportRequest(Self.request(server.url("/echo"), method: "POST"), body: .file(URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)"))))
             if case .invalidRequest = missing.error {} else { Issue.record("a missing file: \(String(describing: missing.error))") }
             struct Unopenable: Error {}
             let broken = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "POST"), body: .stream(length: 10) { throw Unopenable() }))

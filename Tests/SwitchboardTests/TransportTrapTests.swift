@@ -61,8 +61,9 @@ import Testing
         // the send must end as `unauthorized`, not hang or crash.
         try await withServer { server in
             server.route("GET", "/token-auth") { _ in
-                ServerResponse(status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", challenge)],
-                               body: .data(Data(#"{"error":"invalid_token"}"#.utf8)))
+                ServerResponse(
+                    status: 401, headers: [("Content-Type", "application/json"), ("WWW-Authenticate", challenge)],
+                    body: .data(Data(#"{"error":"invalid_token"}"#.utf8)))
             }
             let error = await makeClient(server).result(Get("/token-auth")).failure
             #expect(error?.statusCode == 401)

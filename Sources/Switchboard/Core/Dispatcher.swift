@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// The global dispatcher: builds and sends requests, and fans every event out to the observers
-/// registered for the request's type (seed 002's MyURLClass, made one global, locked object).
+/// registered for the request's type (the MyURLClass pattern, made one global, locked object).
 ///
 /// ```swift
 /// Dispatcher.shared.updateConfiguration { $0.baseURL = URL(string: "https://api.example.com") }
@@ -117,7 +117,9 @@ public final class Dispatcher: Sendable {
             }
             guard let swapped else { continue }
             if swapped.warn {
-                updated.logger.log(LogRecord(level: .error, requestID: 0, message: "transport settings changed, but this dispatcher's transport was given to it: apply them to the transport yourself"))
+                updated.logger.log(
+                    LogRecord(
+                        level: .error, requestID: 0, message: "transport settings changed, but this dispatcher's transport was given to it: apply them to the transport yourself"))
             }
             return
         }

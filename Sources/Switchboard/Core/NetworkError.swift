@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// Why a request failed. Each case carries what you need to act on it; a failure is never disguised
-/// as an empty dictionary (the pitfall of seed 001's common request method).
+/// as an empty dictionary (the pitfall of the shared-client pattern's common request method).
 public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// The request could not be built or sent: no base URL, an invalid URL, a header with a newline,
     /// parameters the encoding cannot express, or a custom `URLRequest` that threw.

@@ -85,7 +85,9 @@ enum RequestBuilder {
         }
     }
 
-    private static func standard<R: Request>(_ request: R, body raw: RequestBody?, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError) -> Prepared {
+    private static func standard<R: Request>(_ request: R, body raw: RequestBody?, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError)
+        -> Prepared
+    {
         guard request.method.isToken else {
             throw .invalidRequest(reason: "method \(request.method.rawValue.debugDescription) is not an HTTP token")
         }
@@ -107,11 +109,13 @@ enum RequestBuilder {
             break
         }
         if let parameters = request.parameters {
-            let encoding = request.parameterEncoding
+            let encoding =
+                request.parameterEncoding
                 ?? (form != nil ? .form : request.method.encodesParametersInQuery || raw != nil ? .query : configuration.bodyEncoding)
             // With a body, parameters go in the query; with a multipart body, they may be its fields.
             if raw != nil, encoding == .json || (encoding == .form && form == nil) {
-                throw .invalidRequest(reason: "\(R.self) has a body and parameters encoded as \(encoding); with a body, parameters go in the query (or, for a multipart body, in the form)")
+                throw .invalidRequest(
+                    reason: "\(R.self) has a body and parameters encoded as \(encoding); with a body, parameters go in the query (or, for a multipart body, in the form)")
             }
             switch encoding {
             case .query:

@@ -365,7 +365,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
             priority: request.priority.taskPriority,
             credentials: request.credentials,
             maximumResponseSize: configuration.maximumResponseSize,
-            redirects: configuration.redirects
+            redirects: configuration.redirects,
+            idleTimeout: configuration.idleTimeout
         )
         // The last value is always kept (``Dispatcher/runningRequests``); observers and the send's
         // closure get values through the gate, when they asked for progress.
@@ -382,7 +383,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
             let admitting = ProgressGate(post)
             let keep = progress
-            (progress, gate) = ({ keep($0); admitting.offer($0) }, admitting)
+            (progress, gate) = (
+                {
+                    keep($0); admitting.offer($0)
+                }, admitting
+            )
         }
         let callbacks = TransferCallbacks(progress: progress) { [self, gate] result in
             // The last value held back by the gate goes out before the result: progress ends at the total.
@@ -806,7 +811,8 @@ private final class ProgressGate: Sendable {
     }
 
     func offer(_ progress: TransferProgress) {
-        let complete = progress.bytesReceived == progress.expectedBytesToReceive
+        let complete =
+            progress.bytesReceived == progress.expectedBytesToReceive
             || (progress.bytesReceived == 0 && progress.bytesSent == progress.expectedBytesToSend)
         let now = DispatchTime.now().uptimeNanoseconds
         let admitted = state.withLock { state -> Bool in
@@ -822,7 +828,11 @@ private final class ProgressGate: Sendable {
     }
 
     func flush() {
-        if let held = state.withLock({ state in defer { state.held = nil }; return state.held }) { post(held) }
+        if let held = state.withLock({ state in
+            defer { state.held = nil }; return state.held
+        }) {
+            post(held)
+        }
     }
 }
 

@@ -75,8 +75,8 @@ enum ResponseValidator {
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
         guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")), slash > 0, slash < bytes.count - 1,
-              bytes.allSatisfy({ $0 == UInt8(ascii: "/") || isTokenByte($0) }),
-              bytes.lastIndex(of: UInt8(ascii: "/")) == slash
+            bytes.allSatisfy({ $0 == UInt8(ascii: "/") || isTokenByte($0) }),
+            bytes.lastIndex(of: UInt8(ascii: "/")) == slash
         else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -2,6 +2,10 @@
 /// the same rule whatever these say (see the README's redirect notes): the method and body as RFC 9110
 /// and browsers have them, credentials dropped at the first cross-origin hop, cookies recomputed.
 ///
+/// Only the credential headers (`Authorization`, `Proxy-Authorization`, `Cookie`) are dropped: a secret
+/// in a header of your own (`X-API-Key`) goes on to the next origin, as in browsers. Keep such a secret
+/// off requests that may be redirected elsewhere, or set `allowedSchemes`/`maximumCount` to refuse them.
+///
 /// ```swift
 /// Dispatcher.shared.updateConfiguration { $0.redirects = .none }   // a 3xx is the answer
 /// ```

@@ -56,9 +56,13 @@ public struct TransferRules: Sendable {
         let raw = response.value(forHTTPHeaderField: "Location").flatMap(URLResolver.scheme(of:))?.lowercased()
         let scheme = raw ?? location.scheme?.lowercased() ?? ""
         if !rules.allowedSchemes.contains(scheme) || !["http", "https"].contains(scheme) {
-            return .fail(.transport(URLError(.unsupportedURL, userInfo: [
-                NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (followed: \(rules.allowedSchemes.sorted().joined(separator: ", ")))",
-            ])))
+            return .fail(
+                .transport(
+                    URLError(
+                        .unsupportedURL,
+                        userInfo: [
+                            NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (followed: \(rules.allowedSchemes.sorted().joined(separator: ", ")))"
+                        ])))
         }
         return .follow(RedirectPolicy.next(after: current, status: response.statusCode, to: location))
     }
@@ -92,17 +96,20 @@ public struct TransferRules: Sendable {
         response: HTTPURLResponse?
     ) -> ChallengeDecision {
         let alreadySent = current.value(forHTTPHeaderField: "Authorization") != nil
-        let sameOrigin = RedirectPolicy.isOrigin(of: original.url, host: host, port: port)
+        let sameOrigin =
+            RedirectPolicy.isOrigin(of: original.url, host: host, port: port)
             && RedirectPolicy.sameOrigin(original.url, current.url)
         if let credentials = options.credentials, previousFailures == 0, !alreadySent, sameOrigin {
             return .answer(credentials)
         }
-        return .fail(.unauthorized(ErrorResponse(
-            statusCode: response?.statusCode ?? 401,
-            headers: response.map(HTTPHeaders.init) ?? HTTPHeaders(),
-            body: Data(),
-            url: response?.url ?? current.url ?? original.url
-        )))
+        return .fail(
+            .unauthorized(
+                ErrorResponse(
+                    statusCode: response?.statusCode ?? 401,
+                    headers: response.map(HTTPHeaders.init) ?? HTTPHeaders(),
+                    body: Data(),
+                    url: response?.url ?? current.url ?? original.url
+                )))
     }
 
     // MARK: Bodies

@@ -65,14 +65,27 @@ public struct TransferOptions: Sendable {
     public var maximumResponseSize: Int
     /// Which redirects to follow.
     public var redirects: RedirectRules
+    /// The longest wait for the next byte before the transfer fails with
+    /// ``NetworkError/idleTimeout(after:)``; `nil` leaves it to the transport's own setting. A
+    /// ``Dispatcher`` sets it from ``Configuration/idleTimeout`` for every send (and the `URLRequest`'s
+    /// `timeoutInterval` with it, which is what ``URLSessionTransport`` reads).
+    public var idleTimeout: TimeInterval?
 
     /// Creates options.
-    public init(timeout: TimeInterval, priority: Float = 0.5, credentials: Credentials? = nil, maximumResponseSize: Int = 64 << 20, redirects: RedirectRules = .default) {
+    public init(
+        timeout: TimeInterval,
+        priority: Float = 0.5,
+        credentials: Credentials? = nil,
+        maximumResponseSize: Int = 64 << 20,
+        redirects: RedirectRules = .default,
+        idleTimeout: TimeInterval? = nil
+    ) {
         self.timeout = timeout
         self.priority = priority
         self.credentials = credentials
         self.maximumResponseSize = maximumResponseSize
         self.redirects = redirects
+        self.idleTimeout = idleTimeout
     }
 }
 

@@ -23,7 +23,9 @@ public struct TransportFactory: Sendable {
     ///   - name: a name for logs.
     ///   - make: called under no lock, on the thread of the send that needs a transport.
     public init(name: String, make: @escaping @Sendable (TransportContext) -> any Transport) {
-        identity = TransportFactory.nextIdentity.withLock { $0 += 1; return $0 }
+        identity = TransportFactory.nextIdentity.withLock {
+            $0 += 1; return $0
+        }
         self.name = name
         self.make = make
     }

@@ -33,11 +33,12 @@ enum CacheScenario {
         // One entry in memory: two keys taking turns always read the other from disk.
         let disk = ResponseCache(directory: folder, memoryCountLimit: 1, logger: nil)
         func client(_ cache: ResponseCache?) -> Dispatcher {
-            Dispatcher(configuration: Configuration {
-                $0.baseURL = server.baseURL
-                $0.callbackQueue = .immediate
-                $0.cache = cache
-            })
+            Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL
+                    $0.callbackQueue = .immediate
+                    $0.cache = cache
+                })
         }
         let memoryClient = client(memory), diskClient = client(disk), networkClient = client(nil)
         let listener = Listener()
@@ -72,10 +73,18 @@ enum CacheScenario {
             }
         }
         guard memory.memoryCount == 2 else { throw BenchError("cache: the memory tier lost its entries") }
-        return ScenarioResult(scenario: "cache", note: "\(sends) sends per figure per round (the network: a tenth), one at a time, \(rounds) rounds after a warm-up; wall time from `send` to the observer's terminal event, both on `.immediate`. The disk tier keeps one entry in memory and two keys take turns, so every hit reads and decodes a file.", figures: [
-            Figure(name: "memory-tier hit, 1 KiB JSON", unit: "µs/send", candidate: samples["memory"]!, baseline: samples["network"]!, baselineName: "network round trip", target: "≤ 20 µs"),
-            Figure(name: "disk-tier hit, 1 KiB JSON", unit: "µs/send", candidate: samples["disk"]!, baseline: samples["network"]!, baselineName: "network round trip", target: "≤ 150 µs"),
-        ])
+        return ScenarioResult(
+            scenario: "cache",
+            note:
+                "\(sends) sends per figure per round (the network: a tenth), one at a time, \(rounds) rounds after a warm-up; wall time from `send` to the observer's terminal event, both on `.immediate`. The disk tier keeps one entry in memory and two keys take turns, so every hit reads and decodes a file.",
+            figures: [
+                Figure(
+                    name: "memory-tier hit, 1 KiB JSON", unit: "µs/send", candidate: samples["memory"]!, baseline: samples["network"]!, baselineName: "network round trip",
+                    target: "≤ 20 µs"),
+                Figure(
+                    name: "disk-tier hit, 1 KiB JSON", unit: "µs/send", candidate: samples["disk"]!, baseline: samples["network"]!, baselineName: "network round trip",
+                    target: "≤ 150 µs"),
+            ])
     }
 
     /// Mean µs from `send` to the terminal event, `sends` times in a row.

@@ -46,13 +46,14 @@ enum CoalescingScenario {
         let server = try ServerProcess()
         defer { server.stop() }
         func client(coalescing: Bool) -> Dispatcher {
-            Dispatcher(configuration: Configuration {
-                $0.baseURL = server.baseURL
-                $0.callbackQueue = .immediate
-                $0.cache = nil
-                $0.coalescesDuplicates = coalescing
-                $0.maximumConnectionsPerHost = 100
-            })
+            Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL
+                    $0.callbackQueue = .immediate
+                    $0.cache = nil
+                    $0.coalescesDuplicates = coalescing
+                    $0.maximumConnectionsPerHost = 100
+                })
         }
         let coalescing = client(coalescing: true), separate = client(coalescing: false)
         let listener = Listener()
@@ -71,12 +72,16 @@ enum CoalescingScenario {
             separateTransfers.append(Double(try await hits(coalescing, "/concurrent/separate-\(round)")))
         }
         guard transfers.allSatisfy({ $0 == 1 }) else { throw BenchError("coalescing: 100 identical sends made \(transfers) requests") }
-        return ScenarioResult(scenario: "coalescing", note: "100 identical GETs sent at once (one dispatcher, `.immediate` observers) against one GET alone, to an endpoint answering in 20 ms; \(rounds) rounds after a warm-up, wall time from the first `send` to the last terminal event. Transfers are the server's own count.", figures: [
-            Figure(name: "100 identical GETs, coalesced", unit: "ms", candidate: hundred, baseline: one, baselineName: "one GET", target: "≤ 1.2× one GET"),
-            Figure(name: "100 identical GETs, coalescing off", unit: "ms", candidate: uncoalesced, baseline: one, baselineName: "one GET"),
-            Figure(name: "requests reaching the server, coalesced", unit: "requests", candidate: transfers, target: "exactly 1"),
-            Figure(name: "requests reaching the server, coalescing off", unit: "requests", candidate: separateTransfers),
-        ])
+        return ScenarioResult(
+            scenario: "coalescing",
+            note:
+                "100 identical GETs sent at once (one dispatcher, `.immediate` observers) against one GET alone, to an endpoint answering in 20 ms; \(rounds) rounds after a warm-up, wall time from the first `send` to the last terminal event. Transfers are the server's own count.",
+            figures: [
+                Figure(name: "100 identical GETs, coalesced", unit: "ms", candidate: hundred, baseline: one, baselineName: "one GET", target: "≤ 1.2× one GET"),
+                Figure(name: "100 identical GETs, coalescing off", unit: "ms", candidate: uncoalesced, baseline: one, baselineName: "one GET"),
+                Figure(name: "requests reaching the server, coalesced", unit: "requests", candidate: transfers, target: "exactly 1"),
+                Figure(name: "requests reaching the server, coalescing off", unit: "requests", candidate: separateTransfers),
+            ])
     }
 
     /// Sends `count` identical requests at once; returns the milliseconds until the last ended.

@@ -13,20 +13,23 @@ enum DecodeScenario {
             }
             var ours: [Double] = [], foundation: [Double] = []
             for _ in 0..<rounds {
-                foundation.append(time(iterations) {
-                    if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] { blackHole &+= object.count }
-                })
-                ours.append(time(iterations) {
-                    if case .object(let object)? = try? JSON.parse(data) { blackHole &+= object.count }
-                })
+                foundation.append(
+                    time(iterations) {
+                        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] { blackHole &+= object.count }
+                    })
+                ours.append(
+                    time(iterations) {
+                        if case .object(let object)? = try? JSON.parse(data) { blackHole &+= object.count }
+                    })
             }
             let unit = size > 10_000 ? "ms" : "µs"
             let scale = size > 10_000 ? 1e6 : 1e3
-            figures.append(Figure(
-                name: "parse \(label)", unit: unit,
-                candidate: ours.map { $0 / scale }, baseline: foundation.map { $0 / scale },
-                baselineName: "JSONSerialization", target: "≤ 1.1×"
-            ))
+            figures.append(
+                Figure(
+                    name: "parse \(label)", unit: unit,
+                    candidate: ours.map { $0 / scale }, baseline: foundation.map { $0 / scale },
+                    baselineName: "JSONSerialization", target: "≤ 1.1×"
+                ))
         }
         return ScenarioResult(scenario: "decode", note: "JSON.parse vs JSONSerialization.jsonObject, ns → \(rounds) rounds, interleaved.", figures: figures)
     }
@@ -48,11 +51,11 @@ enum Documents {
         while text.utf8.count < bytes - 250 || index == 0 {
             if index > 0 { text += "," }
             text += """
-            {"id":\(100_000 + index),"name":"User \(index) Example","email":"user\(index)@example.com",\
-            "active":\(index % 3 == 0 ? "true" : "false"),"score":\(Double(index) * 1.25 + 0.5),\
-            "created_at":"2024-05-\(10 + index % 18)T12:34:56Z","tags":["alpha","beta\(index % 7)"],\
-            "address":{"city":"Zürich","zip":"80\(index % 100)","line":"Street \(index)\\n2nd floor"},"manager":null}
-            """
+                {"id":\(100_000 + index),"name":"User \(index) Example","email":"user\(index)@example.com",\
+                "active":\(index % 3 == 0 ? "true" : "false"),"score":\(Double(index) * 1.25 + 0.5),\
+                "created_at":"2024-05-\(10 + index % 18)T12:34:56Z","tags":["alpha","beta\(index % 7)"],\
+                "address":{"city":"Zürich","zip":"80\(index % 100)","line":"Street \(index)\\n2nd floor"},"manager":null}
+                """
             index += 1
         }
         text += "],\"total\":\(index),\"note\":\""

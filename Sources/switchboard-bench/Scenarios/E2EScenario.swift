@@ -55,12 +55,13 @@ enum E2EScenario {
         var figures: [Figure] = []
 
         // SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n> runs only those levels.
-        let levels = try environmentList("SWITCHBOARD_BENCH_CONCURRENCY").map { names in
-            try names.map { name in
-                guard let level = Int(name), level > 0 else { throw BenchError("SWITCHBOARD_BENCH_CONCURRENCY: \(name) is not a concurrency level") }
-                return level
-            }
-        } ?? [1, 8, 64]
+        let levels =
+            try environmentList("SWITCHBOARD_BENCH_CONCURRENCY").map { names in
+                try names.map { name in
+                    guard let level = Int(name), level > 0 else { throw BenchError("SWITCHBOARD_BENCH_CONCURRENCY: \(name) is not a concurrency level") }
+                    return level
+                }
+            } ?? [1, 8, 64]
         for concurrency in levels {
             let settings = URLSessionConfiguration.ephemeral
             settings.httpMaximumConnectionsPerHost = concurrency
@@ -82,36 +83,45 @@ enum E2EScenario {
                 else { return nil }
                 return object.count
             }
-            let raw: Variant = ("URLSession", { counter, _ in
-                while counter.take() {
-                    guard let count = await fetchRaw() else { counter.fail(); continue }
-                    blackHole &+= count
+            let raw: Variant = (
+                "URLSession",
+                { counter, _ in
+                    while counter.take() {
+                        guard let count = await fetchRaw() else { counter.fail(); continue }
+                        blackHole &+= count
+                    }
                 }
-            })
+            )
 
             // The same, handing each result to the main queue before the next request: what delivering
             // to a main-queue observer costs by itself, the reference for `send + observer`.
-            let rawMain: Variant = ("URLSession + main queue", { counter, _ in
-                while counter.take() {
-                    guard let count = await fetchRaw() else { counter.fail(); continue }
-                    await withCheckedContinuation { continuation in
-                        DispatchQueue.main.async {
-                            blackHole &+= count
-                            continuation.resume()
+            let rawMain: Variant = (
+                "URLSession + main queue",
+                { counter, _ in
+                    while counter.take() {
+                        guard let count = await fetchRaw() else { counter.fail(); continue }
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.main.async {
+                                blackHole &+= count
+                                continuation.resume()
+                            }
                         }
                     }
                 }
-            })
+            )
 
             let bareClient = BareDelegateClient(configuration: settings)
-            let bare: Variant = ("bare delegate session", { counter, _ in
-                while counter.take() {
-                    guard let data = await bareClient.data(for: rawRequest),
-                        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-                    else { counter.fail(); continue }
-                    blackHole &+= object.count
+            let bare: Variant = (
+                "bare delegate session",
+                { counter, _ in
+                    while counter.take() {
+                        guard let data = await bareClient.data(for: rawRequest),
+                            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                        else { counter.fail(); continue }
+                        blackHole &+= object.count
+                    }
                 }
-            })
+            )
 
             let configuration = Configuration {
                 $0.baseURL = server.baseURL
@@ -124,25 +134,31 @@ enum E2EScenario {
             let observed = Dispatcher(configuration: configuration)
             let observer = TerminalCounter()
             observed.addObserver(observer, for: SmallGet.self, on: .main) { $0.changed($1) }
-            let send: Variant = ("send + observer", { counter, _ in
-                while counter.take() {
-                    let ok = await withCheckedContinuation { continuation in
-                        observed.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+            let send: Variant = (
+                "send + observer",
+                { counter, _ in
+                    while counter.take() {
+                        let ok = await withCheckedContinuation { continuation in
+                            observed.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+                        }
+                        if !ok { counter.fail() }
                     }
-                    if !ok { counter.fail() }
                 }
-            })
+            )
             let awaited = Dispatcher(configuration: configuration)
-            let async: Variant = ("response(for:)", { counter, _ in
-                while counter.take() {
-                    do {
-                        let response = try await awaited.response(for: SmallGet())
-                        if response.json["ok"] != true { counter.fail() }
-                    } catch {
-                        counter.fail()
+            let async: Variant = (
+                "response(for:)",
+                { counter, _ in
+                    while counter.take() {
+                        do {
+                            let response = try await awaited.response(for: SmallGet())
+                            if response.json["ok"] != true { counter.fail() }
+                        } catch {
+                            counter.fail()
+                        }
                     }
                 }
-            })
+            )
 
             // The same two through the libcurl transport, where libcurl loads.
             var curlVariants: [Variant] = []
@@ -151,37 +167,49 @@ enum E2EScenario {
                 curlConfiguration.transport = curl
                 let curlObserved = Dispatcher(configuration: curlConfiguration)
                 curlObserved.addObserver(observer, for: SmallGet.self, on: .main) { $0.changed($1) }
-                curlVariants.append(("libcurl: send + observer", { counter, _ in
-                    while counter.take() {
-                        let ok = await withCheckedContinuation { continuation in
-                            curlObserved.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+                curlVariants.append(
+                    (
+                        "libcurl: send + observer",
+                        { counter, _ in
+                            while counter.take() {
+                                let ok = await withCheckedContinuation { continuation in
+                                    curlObserved.send(SmallGet()) { result in continuation.resume(returning: (try? result.get())?.json["ok"] == true) }
+                                }
+                                if !ok { counter.fail() }
+                            }
                         }
-                        if !ok { counter.fail() }
-                    }
-                }))
+                    ))
                 // The transport alone, without the dispatcher: what libcurl and the transport cost.
                 #if canImport(Glibc)
                 if let bareCurl = try? CurlTransport(configuration: curlConfiguration) {
-                curlVariants.append(("libcurl transport alone", { counter, _ in
-                    while counter.take() {
-                        let ok = await withCheckedContinuation { continuation in
-                            _ = bareCurl.perform(rawRequest, options: TransferOptions(timeout: 30)) { result in
-                                let object = (try? result.get()).flatMap { try? JSONSerialization.jsonObject(with: $0.data) as? [String: Any] }
-                                continuation.resume(returning: object?["ok"] as? Bool == true)
+                    curlVariants.append(
+                        (
+                            "libcurl transport alone",
+                            { counter, _ in
+                                while counter.take() {
+                                    let ok = await withCheckedContinuation { continuation in
+                                        _ = bareCurl.perform(rawRequest, options: TransferOptions(timeout: 30)) { result in
+                                            let object = (try? result.get()).flatMap { try? JSONSerialization.jsonObject(with: $0.data) as? [String: Any] }
+                                            continuation.resume(returning: object?["ok"] as? Bool == true)
+                                        }
+                                    }
+                                    if !ok { counter.fail() }
+                                }
                             }
-                        }
-                        if !ok { counter.fail() }
-                    }
-                }))
+                        ))
                 }
                 #endif
                 let curlAwaited = Dispatcher(configuration: curlConfiguration)
-                curlVariants.append(("libcurl: response(for:)", { counter, _ in
-                    while counter.take() {
-                        let response = try? await curlAwaited.response(for: SmallGet())
-                        if response?.json["ok"] != true { counter.fail() }
-                    }
-                }))
+                curlVariants.append(
+                    (
+                        "libcurl: response(for:)",
+                        { counter, _ in
+                            while counter.take() {
+                                let response = try? await curlAwaited.response(for: SmallGet())
+                                if response?.json["ok"] != true { counter.fail() }
+                            }
+                        }
+                    ))
             }
 
             // SWITCHBOARD_BENCH_ONLY=<variant name> runs one client alone (for profiling runs).
@@ -228,18 +256,30 @@ enum E2EScenario {
             bareClient.session.invalidateAndCancel()
             let baseline = samples["URLSession"]!
             if let candidate = samples["send + observer"], let reference = samples["URLSession + main queue"] {
-                figures.append(Figure(name: "send + observer vs the main-queue reference, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: reference.cpu, baselineName: "URLSession + main queue"))
+                figures.append(
+                    Figure(
+                        name: "send + observer vs the main-queue reference, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: reference.cpu,
+                        baselineName: "URLSession + main queue"))
             }
             // The floor: a bare delegate session, what any client that needs the session delegate pays.
             if let floor = samples["bare delegate session"] {
                 if let candidate = samples["response(for:)"] {
-                    figures.append(Figure(name: "response(for:) vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.05×"))
+                    figures.append(
+                        Figure(
+                            name: "response(for:) vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu,
+                            baselineName: "bare delegate session", target: "≤ 1.05×"))
                 }
                 if let candidate = samples["send + observer"] {
-                    figures.append(Figure(name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu, baselineName: "bare delegate session", target: "≤ 1.10×"))
+                    figures.append(
+                        Figure(
+                            name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu,
+                            baselineName: "bare delegate session", target: "≤ 1.10×"))
                 }
             }
-            for name in ["URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer", "libcurl: response(for:)", "curl --parallel"] {
+            for name in [
+                "URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer",
+                "libcurl: response(for:)", "curl --parallel",
+            ] {
                 guard let candidate = samples[name] else { continue }
                 // The targets are Switchboard's; the other rows are references. The libcurl transport's
                 // targets (issue #14) hold at concurrency 8 and 64.
@@ -247,15 +287,19 @@ enum E2EScenario {
                 let isCurl = name.hasPrefix("libcurl") && concurrency >= 8
                 let rateTarget = isSwitchboard ? "≥ 0.95×" : isCurl ? "≥ 8×" : nil
                 let cpuTarget = isSwitchboard ? "≤ 1.10×" : isCurl ? "≤ 0.15×" : nil
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: rateTarget))
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: cpuTarget))
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "switches/req", candidate: candidate.switches, baseline: baseline.switches, baselineName: "URLSession"))
+                figures.append(
+                    Figure(name: "\(name), c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: baseline.rate, baselineName: "URLSession", target: rateTarget))
+                figures.append(
+                    Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: cpuTarget))
+                figures.append(
+                    Figure(name: "\(name), c=\(concurrency)", unit: "switches/req", candidate: candidate.switches, baseline: baseline.switches, baselineName: "URLSession"))
             }
             blackHole &+= observer.value
         }
         return ScenarioResult(
             scenario: "e2e",
-            note: "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients interleaved; server in another process; CPU is this process's user+system time (getrusage).",
+            note:
+                "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients interleaved; server in another process; CPU is this process's user+system time (getrusage).",
             figures: figures
         )
     }

@@ -65,7 +65,8 @@ enum FanoutScenario {
         }
         return ScenarioResult(
             scenario: "fanout",
-            note: "One event posted to N observers registered by method reference, delivered immediately (no queue hop); \(rounds) rounds. At N=1 the figure is one whole post: lock, snapshot, delivery.",
+            note:
+                "One event posted to N observers registered by method reference, delivered immediately (no queue hop); \(rounds) rounds. At N=1 the figure is one whole post: lock, snapshot, delivery.",
             figures: figures
         )
     }

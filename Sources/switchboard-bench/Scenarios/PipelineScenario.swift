@@ -56,11 +56,20 @@ enum PipelineScenario {
                 }
             }
             for name in ["response(for:)", "send + closure"] {
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/send", candidate: samples[name]!.cpu, baseline: samples["transport alone"]!.cpu, baselineName: "transport alone"))
-                figures.append(Figure(name: "\(name), c=\(concurrency)", unit: "switches/send", candidate: samples[name]!.switches, baseline: samples["transport alone"]!.switches, baselineName: "transport alone"))
+                figures.append(
+                    Figure(
+                        name: "\(name), c=\(concurrency)", unit: "CPU µs/send", candidate: samples[name]!.cpu, baseline: samples["transport alone"]!.cpu,
+                        baselineName: "transport alone"))
+                figures.append(
+                    Figure(
+                        name: "\(name), c=\(concurrency)", unit: "switches/send", candidate: samples[name]!.switches, baseline: samples["transport alone"]!.switches,
+                        baselineName: "transport alone"))
             }
         }
-        return ScenarioResult(scenario: "pipeline", note: "\(sends) sends per client per round through a transport that answers at once, \(rounds) rounds after a warm-up, interleaved: Switchboard's own CPU per send.", figures: figures)
+        return ScenarioResult(
+            scenario: "pipeline",
+            note: "\(sends) sends per client per round through a transport that answers at once, \(rounds) rounds after a warm-up, interleaved: Switchboard's own CPU per send.",
+            figures: figures)
     }
 
     /// CPU µs and context switches per send of `sends` sends with `concurrency` workers.

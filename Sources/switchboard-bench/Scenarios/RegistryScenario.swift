@@ -27,20 +27,23 @@ enum RegistryScenario {
         }
         var single: [Double] = [], contended: [Double] = [], centerSingle: [Double] = [], floorSingle: [Double] = []
         for _ in 0..<rounds {
-            floorSingle.append(pairsPerSecond(pairs) {
-                let token = FloorToken(observer)
-                floorRegistry.withLock { $0.append(token) }
-                floorRegistry.withLock { tokens in
-                    if let index = tokens.lastIndex(where: { $0 === token }) { tokens.remove(at: index) }
-                }
-            })
-            centerSingle.append(pairsPerSecond(pairs / 4) {
-                let token = center.addObserver(forName: name, object: nil, queue: nil) { _ in }
-                center.removeObserver(token)
-            })
-            single.append(pairsPerSecond(pairs) {
-                switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) }.cancel()
-            })
+            floorSingle.append(
+                pairsPerSecond(pairs) {
+                    let token = FloorToken(observer)
+                    floorRegistry.withLock { $0.append(token) }
+                    floorRegistry.withLock { tokens in
+                        if let index = tokens.lastIndex(where: { $0 === token }) { tokens.remove(at: index) }
+                    }
+                })
+            centerSingle.append(
+                pairsPerSecond(pairs / 4) {
+                    let token = center.addObserver(forName: name, object: nil, queue: nil) { _ in }
+                    center.removeObserver(token)
+                })
+            single.append(
+                pairsPerSecond(pairs) {
+                    switchboard.addObserver(observer, for: BenchEventRequest.self, on: .immediate) { $0.changed($1) }.cancel()
+                })
             let start = now()
             DispatchQueue.concurrentPerform(iterations: 2) { _ in
                 for _ in 0..<(pairs / 2) {

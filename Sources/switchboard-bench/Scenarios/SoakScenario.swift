@@ -80,13 +80,14 @@ enum SoakScenario {
 
         let rounds = quick ? 1 : 2
         let ledger = SoakLedger(capacity: requests * rounds)
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = server.baseURL
-            $0.maximumConnectionsPerHost = concurrency
-            $0.callbackQueue = .immediate
-            // In memory: 50 entries, hit by one send in ten after the first of each.
-            $0.cache = ResponseCache(directory: nil, logger: nil)
-        })
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = server.baseURL
+                $0.maximumConnectionsPerHost = concurrency
+                $0.callbackQueue = .immediate
+                // In memory: 50 entries, hit by one send in ten after the first of each.
+                $0.cache = ResponseCache(directory: nil, logger: nil)
+            })
         let cacheHits = Locked(0)
         let immediate = ChurnObserver(), queued = ChurnObserver()
         let observerQueue = DispatchQueue(label: "soak.observer")
@@ -166,13 +167,15 @@ enum SoakScenario {
         let hitCount = cacheHits.withLock { $0 }
         // The mix must really exercise both: most cached sends hit, and duplicates share transfers.
         guard hitCount > checked / 20, sharedTransfers < sharing else {
-            throw BenchError("soak: \(hitCount) cache hits in \(checked) sends, \(sharedTransfers) transfers for \(sharing) sharing sends: the mix did not exercise the cache and coalescing")
+            throw BenchError(
+                "soak: \(hitCount) cache hits in \(checked) sends, \(sharedTransfers) transfers for \(sharing) sharing sends: the mix did not exercise the cache and coalescing")
         }
         return ScenarioResult(
             scenario: "soak",
-            note: "\(requests) sends per round at concurrency \(concurrency), \(rounds) rounds: successes, 404, 500, malformed JSON, a \(deadline) s deadline against a 2 s answer, a 503 retried once, a cancel 0–50 ms in, cached GETs (\(hitCount) cache hits), identical GETs coalesced (\(sharing) sends, \(sharedTransfers) transfers); two observers throughout and observers joining and leaving (\(ledger.churnCount) churn deliveries). Checked per send: one completion, `started` then exactly one terminal event at both permanent observers matching it, no send over its deadlines by 1 s: \(checked) sends, no violation. Memory: resident growth over each client's run (/proc/self/statm), after a warm-up, against a bare URLSession with the same mix.",
+            note:
+                "\(requests) sends per round at concurrency \(concurrency), \(rounds) rounds: successes, 404, 500, malformed JSON, a \(deadline) s deadline against a 2 s answer, a 503 retried once, a cancel 0–50 ms in, cached GETs (\(hitCount) cache hits), identical GETs coalesced (\(sharing) sends, \(sharedTransfers) transfers); two observers throughout and observers joining and leaving (\(ledger.churnCount) churn deliveries). Checked per send: one completion, `started` then exactly one terminal event at both permanent observers matching it, no send over its deadlines by 1 s: \(checked) sends, no violation. Memory: resident growth over each client's run (/proc/self/statm), after a warm-up, against a bare URLSession with the same mix.",
             figures: [
-                Figure(name: "resident memory growth", unit: "MiB", candidate: oursGrowth, baseline: rawGrowth, baselineName: "URLSession", target: "≤ URLSession + 2 MiB"),
+                Figure(name: "resident memory growth", unit: "MiB", candidate: oursGrowth, baseline: rawGrowth, baselineName: "URLSession", target: "≤ URLSession + 2 MiB")
             ]
         )
     }
@@ -211,5 +214,9 @@ enum SoakScenario {
 final class NumberSource: Sendable {
     private let value: Locked<Int>
     init(from: Int = 0) { value = Locked(from) }
-    func next() -> Int { value.withLock { value in defer { value += 1 }; return value } }
+    func next() -> Int {
+        value.withLock { value in
+            defer { value += 1 }; return value
+        }
+    }
 }

@@ -22,12 +22,13 @@ enum TransferScenario {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-bench-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let client = Dispatcher(configuration: Configuration {
-            $0.baseURL = server.baseURL
-            $0.callbackQueue = .immediate
-            $0.partialDownloadsDirectory = folder.appendingPathComponent("partials")
-            $0.temporaryDirectory = folder
-        })
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = server.baseURL
+                $0.callbackQueue = .immediate
+                $0.partialDownloadsDirectory = folder.appendingPathComponent("partials")
+                $0.temporaryDirectory = folder
+            })
         let curl = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
         let downloadURL = server.baseURL.appendingPathComponent("large/\(downloadSize)")
@@ -56,19 +57,27 @@ enum TransferScenario {
         let mb = Double(1 << 20)
         func throughput(_ name: String, size: Int) -> [Double] { (samples[name] ?? []).map { Double(size) / mb / $0 } }
         var figures = [
-            Figure(name: "download \(downloadSize >> 20) MiB to a file", unit: "MiB/s", candidate: throughput("download", size: downloadSize),
-                   baseline: curl == nil ? nil : throughput("curl download", size: downloadSize), baselineName: "curl -o", target: "≥ 0.9× curl"),
-            Figure(name: "download \(downloadSize >> 20) MiB to a file", unit: "MiB/s", candidate: throughput("download", size: downloadSize),
-                   baseline: throughput("bare download", size: downloadSize), baselineName: "URLSession delegate → FileHandle"),
+            Figure(
+                name: "download \(downloadSize >> 20) MiB to a file", unit: "MiB/s", candidate: throughput("download", size: downloadSize),
+                baseline: curl == nil ? nil : throughput("curl download", size: downloadSize), baselineName: "curl -o", target: "≥ 0.9× curl"),
+            Figure(
+                name: "download \(downloadSize >> 20) MiB to a file", unit: "MiB/s", candidate: throughput("download", size: downloadSize),
+                baseline: throughput("bare download", size: downloadSize), baselineName: "URLSession delegate → FileHandle"),
             Figure(name: "download \(downloadSize >> 20) MiB: peak memory growth", unit: "MiB", candidate: samples["download memory"] ?? [], target: "≤ 64 MiB"),
-            Figure(name: "multipart upload \(uploadSize >> 20) MiB from disk", unit: "MiB/s", candidate: throughput("upload", size: uploadSize),
-                   baseline: curl == nil ? nil : throughput("curl upload", size: uploadSize), baselineName: "curl -F"),
-            Figure(name: "multipart upload \(uploadSize >> 20) MiB from disk", unit: "MiB/s", candidate: throughput("upload", size: uploadSize),
-                   baseline: throughput("bare upload", size: uploadSize), baselineName: "URLSession uploadTask(fromFile:)"),
+            Figure(
+                name: "multipart upload \(uploadSize >> 20) MiB from disk", unit: "MiB/s", candidate: throughput("upload", size: uploadSize),
+                baseline: curl == nil ? nil : throughput("curl upload", size: uploadSize), baselineName: "curl -F"),
+            Figure(
+                name: "multipart upload \(uploadSize >> 20) MiB from disk", unit: "MiB/s", candidate: throughput("upload", size: uploadSize),
+                baseline: throughput("bare upload", size: uploadSize), baselineName: "URLSession uploadTask(fromFile:)"),
             Figure(name: "multipart upload \(uploadSize >> 20) MiB: peak memory growth", unit: "MiB", candidate: samples["upload memory"] ?? [], target: "≤ 64 MiB"),
         ]
         if curl == nil { figures.append(Figure(name: "curl not found: no baseline", unit: "-", candidate: [0])) }
-        return ScenarioResult(scenario: "transfer", note: "\(rounds) rounds after a warm-up, curl and Switchboard alternating, from the loopback server in its own process. Memory: how far this process's peak resident size (VmHWM, reset first, after returning free heap pages with malloc_trim) rose above its size before the transfer. The upload assembles its body in a temporary file first (the body is over the 10 MiB threshold), which its time includes.", figures: figures)
+        return ScenarioResult(
+            scenario: "transfer",
+            note:
+                "\(rounds) rounds after a warm-up, curl and Switchboard alternating, from the loopback server in its own process. Memory: how far this process's peak resident size (VmHWM, reset first, after returning free heap pages with malloc_trim) rose above its size before the transfer. The upload assembles its body in a temporary file first (the body is over the 10 MiB threshold), which its time includes.",
+            figures: figures)
     }
 
     static func measureDownload(_ client: Dispatcher, destination: URL, expected: Int) async throws -> (seconds: Double, growthMiB: Double) {

@@ -41,6 +41,80 @@ enum TypeChecker {
 
     private static let compilerQueue = DispatchQueue(label: "switchboard.tests.typechecker")
 
+    #if os(Linux)
+    /// Builds `source` (a main file) into an executable linked with the built `Switchboard` and
+    /// `SwitchboardTesting` objects, runs it with `arguments`, and returns the build's outcome when it
+    /// fails, else the run's (its status and output; killed after `timeout` seconds, status -1).
+    /// Linux only: elsewhere the objects are not laid out beside the test bundle.
+    static func run(_ source: String, arguments: [String] = [], timeout: TimeInterval) async throws -> Outcome {
+        try await withCheckedThrowingContinuation { continuation in
+            compilerQueue.async {
+                continuation.resume(with: Result { try runBlocking(source, arguments: arguments, timeout: timeout) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ source: String, arguments: [String], timeout: TimeInterval) throws -> Outcome {
+        guard let modules = modulesDirectory else { throw CheckerError("no Switchboard.swiftmodule beside \(CommandLine.arguments.first ?? "?")") }
+        let binaries = modules.lastPathComponent == "Modules" ? modules.deletingLastPathComponent() : modules
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-sample-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("main.swift")
+        try source.write(to: file, atomically: true, encoding: .utf8)
+        var objects: [String] = []
+        for target in ["Switchboard", "SwitchboardTesting", "CSwitchboardAtomics"] {
+            let folder = binaries.appendingPathComponent("\(target).build")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            objects += names.filter { $0.hasSuffix(".o") }.sorted().map { folder.appendingPathComponent($0).path }
+        }
+        guard !objects.isEmpty else { throw CheckerError("no objects of Switchboard in \(binaries.path)") }
+        let executable = directory.appendingPathComponent("sample")
+        let base =
+            ["-swift-version", "6", "-I", modules.path, "-I", includeDirectory.path, "-module-cache-path", directory.appendingPathComponent("cache").path, file.path]
+            + objects + ["-o", executable.path]
+        var build = try launch(compiler, base, timeout: 600)
+        // Objects built by `swift test --sanitize=…` need that sanitizer's runtime in the executable.
+        for (symbol, flag) in [("__tsan_", "-sanitize=thread"), ("__asan_", "-sanitize=address")] where build.status != 0 && build.output.contains(symbol) {
+            build = try launch(compiler, [flag] + base, timeout: 600)
+        }
+        guard build.status == 0 else { return build }
+        return try launch(executable.path, arguments, timeout: timeout)
+    }
+
+    private static func launch(_ path: String, _ arguments: [String], timeout: TimeInterval) throws -> Outcome {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-sample-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        var timedOut = false
+        if process.isRunning {
+            timedOut = true
+            process.terminate()
+        }
+        process.waitUntilExit()
+        try? handle.close()
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        return Outcome(status: timedOut ? -1 : process.terminationStatus, output: timedOut ? "timed out after \(timeout) s\n" + text : text)
+    }
+    #endif
+
+    /// Switchboard's C target (its atomics): SwiftPM passes its module map to every client; so do we
+    /// (the target's include folder, with its module map, beside this package's sources).
+    private static var includeDirectory: URL {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/CSwitchboardAtomics/include")
+    }
+
     private static func checkBlocking(_ source: String) throws -> Outcome {
         guard let modules = modulesDirectory else { throw CheckerError("no Switchboard.swiftmodule beside \(CommandLine.arguments.first ?? "?")") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-typecheck-\(UUID().uuidString)")
@@ -51,12 +125,7 @@ enum TypeChecker {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: compiler)
         var arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path, "-module-cache-path", directory.appendingPathComponent("cache").path]
-        // Switchboard's C target (its atomics): SwiftPM passes its module map to every client; so do we
-        // (the target's include folder, with its module map, beside this package's sources).
-        let include = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Sources/CSwitchboardAtomics/include")
-        arguments += ["-I", include.path]
+        arguments += ["-I", includeDirectory.path]
         process.arguments = arguments + [file.path]
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -91,7 +91,7 @@ extension JSON {
                 self = .double(Double(unsigned))
             }
         case UInt8(ascii: "c"), UInt8(ascii: "C"), UInt8(ascii: "s"), UInt8(ascii: "S"),
-             UInt8(ascii: "i"), UInt8(ascii: "I"), UInt8(ascii: "l"), UInt8(ascii: "q"):
+            UInt8(ascii: "i"), UInt8(ascii: "I"), UInt8(ascii: "l"), UInt8(ascii: "q"):
             self = .integer(number.int64Value)
         default:
             let double = number.doubleValue

@@ -88,7 +88,7 @@ struct JSONWriter {
             bytes.append(UInt8(ascii: "-"))
         }
         var magnitude = number.magnitude
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0) // 24 bytes of scratch, enough for 20 digits
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch, enough for 20 digits
         var count = 0
         withUnsafeMutableBytes(of: &digits) { scratch in
             while magnitude > 0 {

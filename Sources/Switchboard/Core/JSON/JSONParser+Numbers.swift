@@ -90,7 +90,7 @@ extension JSONParser {
                 } else if mantissa <= UInt64(Int64.max) {
                     return .integer(Int64(mantissa))
                 }
-                let magnitude = Double(mantissa) // correctly rounded
+                let magnitude = Double(mantissa)  // correctly rounded
                 return .double(negative ? -magnitude : magnitude)
             }
             let decimalExponent = exponent - fractionDigits

@@ -56,7 +56,7 @@ public struct OutgoingRequest: Sendable {
 ///
 /// ```swift
 /// Dispatcher.shared.updateConfiguration {
-///     $0.requestAdapters.append(ClosureRequestAdapter { request, _ in
+///     $0.adapters.append(ClosureRequestAdapter { request, _ in
 ///         request.headers["Authorization"] = "Bearer \(tokenStore.token)"
 ///     })
 /// }

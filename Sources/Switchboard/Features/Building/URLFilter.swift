@@ -16,7 +16,7 @@ public protocol URLFilter: Sendable {
     func filter(_ url: URL, for request: any Request) throws -> URL
 }
 
-/// Appends fixed query arguments to every URL, e.g. the app's version (seed 000's
+/// Appends fixed query arguments to every URL, e.g. the app's version (YTKNetwork's advanced usage,
 /// `YTKUrlArgumentsFilter`). An argument whose name the URL's query already has is not added again.
 public struct URLArgumentsFilter: URLFilter {
     /// The arguments to append.

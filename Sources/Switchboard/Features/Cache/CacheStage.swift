@@ -25,7 +25,8 @@ enum CacheStage {
     /// entry stored for another version, sensitive data or app version is removed.
     static func context<R: Request>(for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?) -> CacheContext? {
         guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest),
-              let key = key(for: prepared.urlRequest, policy: policy) else { return nil }
+            let key = key(for: prepared.urlRequest, policy: policy)
+        else { return nil }
         if !policy.cachesAuthenticatedRequests, request.credentials != nil || hasAuthorization(prepared, request, configuration) {
             return nil
         }
@@ -104,7 +105,8 @@ enum CacheStage {
             headers[name] = value
         }
         guard let url = response.httpResponse.url ?? URL(string: entry.url),
-              let head = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else { return nil }
+            let head = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+        else { return nil }
         return TransportResponse(httpResponse: head, data: entry.body, timing: response.timing)
     }
 
@@ -114,7 +116,8 @@ enum CacheStage {
             return TransportResponse(httpResponse: decoded.head, data: entry.body, timing: Timing(start: Date(), timeToFirstByte: 0, duration: 0))
         }
         guard let url = URL(string: entry.url),
-              let head = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: entry.headers) else { return nil }
+            let head = HTTPURLResponse(url: url, statusCode: entry.statusCode, httpVersion: "HTTP/1.1", headerFields: entry.headers)
+        else { return nil }
         return TransportResponse(httpResponse: head, data: entry.body, timing: Timing(start: Date(), timeToFirstByte: 0, duration: 0))
     }
 

@@ -18,8 +18,9 @@ extension Dispatcher {
         var reading = policy
         reading.ignoresCache = false
         guard let context = CacheStage.context(for: request, prepared: prepared, configuration: configuration, policy: reading),
-              let entry = context.stored, allowingExpired || entry.isFresh(at: Date()),
-              let transported = CacheStage.transportResponse(entry) else { return nil }
+            let entry = context.stored, allowingExpired || entry.isFresh(at: Date()),
+            let transported = CacheStage.transportResponse(entry)
+        else { return nil }
         return try? ResponseValidator.validate(transported, for: request, configuration: configuration, source: .cache).get()
     }
 
@@ -27,8 +28,9 @@ extension Dispatcher {
     public func removeCachedResponse<R: Request>(for request: R) {
         let configuration = configuration
         guard let policy = request.cachePolicy, let cache = configuration.cache,
-              let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: configuration),
-              let key = CacheStage.key(for: prepared.urlRequest, policy: policy) else { return }
+            let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: configuration),
+            let key = CacheStage.key(for: prepared.urlRequest, policy: policy)
+        else { return }
         cache.remove(key: key)
     }
 }

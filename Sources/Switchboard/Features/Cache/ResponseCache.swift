@@ -68,8 +68,9 @@ public final class ResponseCache: Sendable {
 
     /// The caches folder's `Switchboard/Responses`: ``Configuration/cache``'s default, touched only
     /// when a request with a ``Request/cachePolicy`` uses it.
-    public static let shared = ResponseCache(directory: FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?
-        .appendingPathComponent("Switchboard/Responses", isDirectory: true))
+    public static let shared = ResponseCache(
+        directory: FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?
+            .appendingPathComponent("Switchboard/Responses", isDirectory: true))
 
     /// The disk tier's folder, checked and scanned the first time (file work, under the lock: no
     /// user code runs there).
@@ -180,7 +181,8 @@ public final class ResponseCache: Sendable {
             memory.bytes += entry.size
             // The least recently used go first; the entry just stored stays, however large.
             while memory.entries.count > memoryCountLimit || memory.bytes > memoryByteLimit, memory.entries.count > 1,
-                  let oldest = memory.entries.filter({ $0.key != entry.key }).min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                let oldest = memory.entries.filter({ $0.key != entry.key }).min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
                 memory.entries.removeValue(forKey: oldest.key)
                 memory.bytes -= oldest.value.entry.size
             }
@@ -206,7 +208,8 @@ public final class ResponseCache: Sendable {
                 memory.diskBytes += data.count
                 var evicted: [String] = []
                 while memory.diskBytes > diskByteLimit, memory.files.count > 1,
-                      let oldest = memory.files.filter({ $0.key != name }).min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                    let oldest = memory.files.filter({ $0.key != name }).min(by: { $0.value.lastUse < $1.value.lastUse })
+                {
                     memory.files.removeValue(forKey: oldest.key)
                     memory.diskBytes -= oldest.value.size
                     evicted.append(oldest.key)

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The request type behind ``Dispatcher/request(_:parameters:method:completion:)``, the one-call
-/// "common request" of seed 001: any path, any parameters, `GET` or `POST`, no type of its own.
+/// "common request" of the shared-client pattern: any path, any parameters, `GET` or `POST`, no type of its own.
 ///
 /// Observers of ad-hoc calls register for `CommonRequest.self` and tell the calls apart by path:
 ///
@@ -28,7 +28,7 @@ public struct CommonRequest: Request, Hashable {
 }
 
 extension Dispatcher {
-    /// Sends an ad-hoc request and hands back its JSON: seed 001's
+    /// Sends an ad-hoc request and hands back its JSON: the shared-client pattern's
     /// `defaultRequestWithUrl:withParameters:withMethod:withBlock:`, minus its pitfall: a failure is a
     /// typed ``NetworkError``, never an empty dictionary.
     ///
@@ -44,7 +44,7 @@ extension Dispatcher {
     /// - Parameters:
     ///   - path: a path below the base URL, or an absolute URL.
     ///   - parameters: a JSON object; the query for `GET`, the body for `POST` (form, or JSON when
-    ///     ``Configuration/bodyEncoding`` is `.json`, as seed 001's shared client has it).
+    ///     ``Configuration/bodyEncoding`` is `.json`, as such a shared client often has it).
     ///   - method: the method; `GET` by default.
     ///   - completion: called once with the decoded body or the error, on ``Configuration/callbackQueue``.
     /// - Returns: a handle to cancel the call.

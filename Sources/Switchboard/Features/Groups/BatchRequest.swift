@@ -160,7 +160,8 @@ public final class BatchRequest: RequestGroup {
         while true {
             let index = state.withLock { state -> Int? in
                 guard !state.stopped, state.failure == nil || failureMode == .collectAll, state.next < members.count,
-                      state.running < (maximumConcurrency ?? .max) else { return nil }
+                    state.running < (maximumConcurrency ?? .max)
+                else { return nil }
                 defer { state.next += 1 }
                 state.running += 1
                 return state.next
@@ -208,7 +209,8 @@ public final class BatchRequest: RequestGroup {
     }
 
     private func finish() {
-        let (outcome, done, atOnce, delegate) = state.withLock { state -> (Result<[any AnyResponse], GroupError>, (@Sendable (Result<[any AnyResponse], GroupError>) -> Void)?, Bool, WeakDelegate?) in
+        let (outcome, done, atOnce, delegate) = state.withLock {
+            state -> (Result<[any AnyResponse], GroupError>, (@Sendable (Result<[any AnyResponse], GroupError>) -> Void)?, Bool, WeakDelegate?) in
             let outcomes = outcomes(state)
             let result: Result<[any AnyResponse], GroupError>
             if state.stopped {

@@ -179,10 +179,12 @@ public final class ChainRequest: RequestGroup {
     }
 
     private func finish(failure: (index: Int, link: Link, error: NetworkError)? = nil) {
-        let (outcome, done, atOnce, delegate) = state.withLock { state -> (Result<[any AnyResponse], GroupError>, (@Sendable (Result<[any AnyResponse], GroupError>) -> Void)?, Bool, WeakDelegate?) in
+        let (outcome, done, atOnce, delegate) = state.withLock {
+            state -> (Result<[any AnyResponse], GroupError>, (@Sendable (Result<[any AnyResponse], GroupError>) -> Void)?, Bool, WeakDelegate?) in
             let outcomes = state.links.indices.map { index -> MemberOutcome in
                 let result: Result<any AnyResponse, NetworkError>? =
-                    index < state.responses.count ? .success(state.responses[index])
+                    index < state.responses.count
+                    ? .success(state.responses[index])
                     : index == state.responses.count && (failure != nil || state.stopped) && index < state.links.count
                         ? .failure(failure?.error ?? .cancelled) : nil
                 return MemberOutcome(index: index, request: state.links[index].member.request, result: result)

@@ -187,10 +187,12 @@ public final class RequestGraph: RequestGroup {
                 guard !state.stopped else { return nil }
                 let running = state.states.values.filter { if case .running = $0 { true } else { false } }.count
                 guard running < maximumConcurrency else { return nil }
-                guard let node = state.nodes.first(where: { node in
-                    guard case .waiting? = state.states[node.name] else { return false }
-                    return node.dependencies.allSatisfy { if case .succeeded? = state.states[$0] { true } else { false } }
-                }) else { return nil }
+                guard
+                    let node = state.nodes.first(where: { node in
+                        guard case .waiting? = state.states[node.name] else { return false }
+                        return node.dependencies.allSatisfy { if case .succeeded? = state.states[$0] { true } else { false } }
+                    })
+                else { return nil }
                 state.states[node.name] = .running(nil)
                 return (node, GraphResults(responses(state)))
             }

@@ -48,7 +48,7 @@ public struct ResponseContext: Sendable {
 }
 
 /// Turns a 200 whose JSON body carries an error code into ``NetworkError/api(_:)``, keeping the code and
-/// message: the pitfall seed 001 describes (`{"errorCode": 3, "message": "session expired"}`).
+/// message: a pitfall of the shared-client pattern (`{"errorCode": 3, "message": "session expired"}`).
 ///
 /// ```swift
 /// Dispatcher.shared.updateConfiguration { $0.responseHooks.append(APIErrorCodeHook(codeKey: "errorCode")) }

@@ -18,14 +18,21 @@ public enum LogMode: Sendable, Hashable {
     /// One line per failed request, and one per retry.
     case errors
     /// Per request: method, URL, parameters and headers when it starts; status, duration and a body
-    /// preview when it ends (what seed 001 prints under `#ifdef DEBUG`). Secrets are redacted.
+    /// preview when it ends (what a shared client typically prints under `#ifdef DEBUG`). Secrets are redacted.
     case debug
 }
 
 /// One log line.
 public struct LogRecord: Sendable {
     /// How serious it is.
-    public enum Level: Sendable, Hashable { case debug, info, error }
+    public enum Level: Sendable, Hashable {
+        /// What a send did, written only in ``LogMode/debug``: the request as sent, the response, a cancel.
+        case debug
+        /// Worth knowing in any mode that logs: a retry, with the wait and the error that caused it.
+        case info
+        /// A send that failed, written in ``LogMode/errors`` and ``LogMode/debug``.
+        case error
+    }
 
     /// How serious it is.
     public let level: Level

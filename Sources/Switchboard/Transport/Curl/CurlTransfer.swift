@@ -215,7 +215,9 @@ final class CurlTransfer: @unchecked Sendable {
         default:
             break
         }
-        guard code == CurlConstant.ok else { return .finished(.failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout, received: bytesReceived, expected: expectedToReceive))) }
+        guard code == CurlConstant.ok else {
+            return .finished(.failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout, received: bytesReceived, expected: expectedToReceive)))
+        }
         guard let head else { return .finished(.failure(.transport(URLError(.badServerResponse)))) }
         if let unwritten { return .finished(.failure(unwritten)) }
         if let short = rules.verifyComplete(head, for: current, receivedBytes: bytesReceived) { return .finished(.failure(short)) }
@@ -415,10 +417,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func reportProgress() {
         guard let progress = callbacks.progress else { return }
-        progress(TransferProgress(
-            bytesSent: bytesSent, expectedBytesToSend: upload?.length,
-            bytesReceived: bytesReceived, expectedBytesToReceive: expectedToReceive
-        ))
+        progress(
+            TransferProgress(
+                bytesSent: bytesSent, expectedBytesToSend: upload?.length,
+                bytesReceived: bytesReceived, expectedBytesToReceive: expectedToReceive
+            ))
     }
 
     /// Fills libcurl's upload buffer. Returns the bytes written, 0 at the end, or `readAbort`.

@@ -28,8 +28,9 @@ public final class CurlTransport: Transport {
     private let cookieJar: HTTPCookieStorage?
     private let idleTimeout: TimeInterval
 
-    /// Creates a transport with a configuration's transport settings (idle timeout, connections per
-    /// host, cookies).
+    /// Creates a transport with a configuration's transport settings (connections per host, cookies,
+    /// and the idle timeout of a transfer whose ``TransferOptions/idleTimeout`` is `nil`; a dispatcher
+    /// sets that from ``Configuration/idleTimeout`` for every send, so a change applies to the next send).
     /// - Throws: ``CurlLoadError`` when libcurl can't be used here.
     public convenience init(configuration: Configuration = Configuration()) throws(CurlLoadError) {
         try self.init(configuration: configuration, cookieJar: nil)
@@ -56,7 +57,8 @@ public final class CurlTransport: Transport {
 
     /// Starts a transfer on the loop thread.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
-        let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idleTimeout)
+        let idle = options.idleTimeout.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? idleTimeout
+        let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
     }

@@ -98,7 +98,9 @@ public final class DownloadHandle: Sendable {
     /// Starts a send; the state says `running` already.
     private func launchSend() {
         guard let handle = launch(self) else {
-            state.withLock { $0.finished = true; $0.running = false }
+            state.withLock {
+                $0.finished = true; $0.running = false
+            }
             end(.cancelled)  // the dispatcher is gone
             return
         }
@@ -157,9 +159,11 @@ extension Dispatcher {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)? = nil
     ) -> DownloadHandle {
-        let handle = DownloadHandle(callbackQueue: configuration.callbackQueue, start: { [weak self] ended in
-            self?.send(request, completionQueue: nil, progress: progress, completion: ended)
-        }, completion: completion)
+        let handle = DownloadHandle(
+            callbackQueue: configuration.callbackQueue,
+            start: { [weak self] ended in
+                self?.send(request, completionQueue: nil, progress: progress, completion: ended)
+            }, completion: completion)
         handle.begin()
         return handle
     }

@@ -33,7 +33,10 @@ final class DownloadTransfer: TransportTask {
     private let callbacks: TransferCallbacks
     private let state = Locked(State())
 
-    private init(_ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)?, partial: PartialDownload, resumes: Bool, transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks) {
+    private init(
+        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)?, partial: PartialDownload, resumes: Bool, transport: any Transport, options: TransferOptions,
+        callbacks: TransferCallbacks
+    ) {
         self.urlRequest = urlRequest
         self.body = body
         self.origin = origin
@@ -103,7 +106,9 @@ final class DownloadTransfer: TransportTask {
         do {
             try FileManager.default.createDirectory(at: partial.file.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            end(.failure(.transport(URLError(.cannotCreateFile, userInfo: [NSLocalizedDescriptionKey: "cannot create \(partial.file.deletingLastPathComponent().path): \(error)"]))))
+            end(
+                .failure(.transport(URLError(.cannotCreateFile, userInfo: [NSLocalizedDescriptionKey: "cannot create \(partial.file.deletingLastPathComponent().path): \(error)"])))
+            )
             return
         }
         state.withLock { state in
@@ -246,7 +251,8 @@ final class DownloadTransfer: TransportTask {
     /// `Content-Range: bytes start-end/total` (`total` may be `*`), or `bytes */total` for a 416.
     static func contentRange(of head: HTTPURLResponse) -> (start: Int64?, total: Int64?)? {
         guard let value = head.value(forHTTPHeaderField: "Content-Range")?.trimmingCharacters(in: .whitespaces),
-              value.lowercased().hasPrefix("bytes ") else { return nil }
+            value.lowercased().hasPrefix("bytes ")
+        else { return nil }
         let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
         let halves = spec.split(separator: "/", maxSplits: 1).map(String.init)
         guard halves.count == 2 else { return nil }

@@ -55,9 +55,9 @@ package struct PartialDownload: Sendable {
     /// to this download; otherwise `nil`, and whatever was there is removed.
     func resumePoint() -> (offset: Int64, record: Record)? {
         guard let data = try? Data(contentsOf: recordFile),
-              let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,
-              let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value,
-              size > 0, record.totalLength.map({ size <= $0 }) ?? true
+            let record = try? JSONDecoder().decode(Record.self, from: data), record.key == key,
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value,
+            size > 0, record.totalLength.map({ size <= $0 }) ?? true
         else {
             discard()
             return nil

@@ -19,7 +19,8 @@ enum ImageRecompression {
     static func jpeg(_ data: Data, quality: Double) -> Data? {
         #if canImport(ImageIO) && canImport(CoreGraphics)
         guard let source = CGImageSourceCreateWithData(data as CFData, nil),
-              let image = CGImageSourceCreateImageAtIndex(source, 0, nil) else { return nil }
+            let image = CGImageSourceCreateImageAtIndex(source, 0, nil)
+        else { return nil }
         let output = NSMutableData()
         guard let destination = CGImageDestinationCreateWithData(output as CFMutableData, "public.jpeg" as CFString, 1, nil) else { return nil }
         let options = [kCGImageDestinationLossyCompressionQuality: max(0, min(1, quality))] as CFDictionary

@@ -91,7 +91,8 @@ struct MultipartEncoder {
         case .file(let url):
             length = try Self.regularFileSize(url, label: label)
             if mimeType == nil {
-                mimeType = MediaTypes.type(forFileName: part.fileName ?? url.lastPathComponent)
+                mimeType =
+                    MediaTypes.type(forFileName: part.fileName ?? url.lastPathComponent)
                     ?? ImageFormat(detecting: Self.leadingBytes(of: url))?.mimeType
                     ?? MediaTypes.octetStream
             }
@@ -125,7 +126,9 @@ struct MultipartEncoder {
             search.feed(chunk)
             sink(chunk)
         }
-        if search.found { throw .invalidRequest(reason: "\(part.label) contains the boundary \(form.boundary.debugDescription); choose another, or let the form choose a random one") }
+        if search.found {
+            throw .invalidRequest(reason: "\(part.label) contains the boundary \(form.boundary.debugDescription); choose another, or let the form choose a random one")
+        }
     }
 
     private func copyBytes(_ part: Prepared, to sink: (Data) -> Void) throws(NetworkError) {
