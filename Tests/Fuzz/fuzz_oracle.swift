@@ -11,7 +11,9 @@
 // 12345678901234526874180, or a 71-digit -9.22337203e70), and gives some integers that fit Int64 as
 // a Double; an integer and a double are the same when they are that close. JSONSerialization also
 // drops some U+FEFF from inside strings; strings are compared without them when they differ. It
-// accepts a comma before `}` or `]`; without it, JSON.parse must read the same value. JSON.parse's own doubles are checked exactly
+// accepts a comma before `}` or `]`; without it, JSON.parse must read the same value. It reads a number
+// beyond Double's range (1e309) as infinity, where JSON.parse refuses it (numberOutOfRange), as
+// Apple's Foundation does: tolerated when the input holds such a number. JSON.parse's own doubles are checked exactly
 // instead: every number token in the input, parsed alone, must equal the standard library's correctly
 // rounded Double(String) (or Int64(String) for an integer).
 import Foundation
@@ -107,24 +109,14 @@ private func equivalent(_ a: JSON, _ b: JSON) -> Bool {
     }
 }
 
-/// Every number token of an accepted input (outside strings), parsed alone, is what the standard
-/// library reads: Int64(text) for an integer that fits, else the correctly rounded Double(text).
-private func checkNumbers(in bytes: UnsafeBufferPointer<UInt8>) {
+/// The number tokens of `bytes` outside strings (anything made of digits, signs, dots and exponents).
+private func numberTokens(in bytes: UnsafeBufferPointer<UInt8>) -> [String] {
+    var tokens: [String] = []
     var inString = false, escaped = false
     var token: [UInt8] = []
     func flush() {
         defer { token.removeAll(keepingCapacity: true) }
-        guard !token.isEmpty, let text = String(validating: token, as: UTF8.self) else { return }
-        switch try? JSON.parse(Data(token)) {
-        case .integer(let value)?:
-            expect("integer", Int64(text) == value, "JSON.parse read \(text) as \(value)")
-        case .double(let value)?:
-            expect(
-                "rounding", Double(text)?.bitPattern == value.bitPattern,
-                "JSON.parse read \(text) as \(value), the standard library as \(String(describing: Double(text)))")
-        default:
-            break
-        }
+        if !token.isEmpty, let text = String(validating: token, as: UTF8.self) { tokens.append(text) }
     }
     for byte in bytes {
         if inString {
@@ -140,6 +132,24 @@ private func checkNumbers(in bytes: UnsafeBufferPointer<UInt8>) {
         }
     }
     flush()
+    return tokens
+}
+
+/// Every number token of an accepted input (outside strings), parsed alone, is what the standard
+/// library reads: Int64(text) for an integer that fits, else the correctly rounded Double(text).
+private func checkNumbers(in bytes: UnsafeBufferPointer<UInt8>) {
+    for text in numberTokens(in: bytes) {
+        switch try? JSON.parse(Data(text.utf8)) {
+        case .integer(let value)?:
+            expect("integer", Int64(text) == value, "JSON.parse read \(text) as \(value)")
+        case .double(let value)?:
+            expect(
+                "rounding", Double(text)?.bitPattern == value.bitPattern,
+                "JSON.parse read \(text) as \(value), the standard library as \(String(describing: Double(text)))")
+        default:
+            break
+        }
+    }
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -177,7 +187,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         break
     case (.accepted, .rejected):
         expect("accept", false, "JSON.parse \(ours) but JSONSerialization \(theirs): \(text)")
-    case (.rejected, .accepted(let oracle)):
+    case (.rejected(let reason), .accepted(let oracle)):
+        // JSONSerialization reads 1e309 as infinity; JSON.parse refuses a number no Double holds.
+        if reason.hasPrefix("number out of range"), numberTokens(in: buffer).contains(where: { Double($0)?.isInfinite == true }) {
+            return 0
+        }
         // JSONSerialization accepts a comma before `}` or `]`, which RFC 8259 doesn't: without those
         // commas JSON.parse must read the same value.
         let strict = withoutTrailingCommas(buffer)

@@ -203,6 +203,37 @@ struct Shared: Request {
         }
     }
 
+    /// A cancel that lands while one of the send's progress events is being delivered is delivered
+    /// after it: a second observer never hears progress after `cancelled`. (The cancel used to be
+    /// delivered from a global queue at once, while the first observer still held the progress event.)
+    @Test func aCoalescedSendCancelledDuringItsProgressHearsNoProgressAfterCancelled() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            var request = Shared("/drip?chunks=4&interval=100&size=1000")
+            request.reportsProgress = true
+            let first = client.send(request) { _ in }
+            let second = client.send(request) { _ in }
+            let held = Box(false)
+            client.addObserver(held, for: Shared.self, on: .immediate) { held, event in
+                guard event.sendID == second.id, event.progress != nil, !held.value else { return }
+                held.mutate { $0 = true }
+                Thread.sleep(forTimeInterval: 0.3)  // the cancel below lands meanwhile
+            }
+            let heard = Box([String]())
+            client.addObserver(heard, for: Shared.self, on: .immediate) { heard, event in
+                guard event.sendID == second.id else { return }
+                heard.mutate { $0.append(event.progress != nil ? "progress" : event.isTerminal ? "terminal" : "other") }
+            }
+            #expect(await eventually(timeout: 10 * timeScale) { held.value })
+            second.cancel()
+            #expect(await eventually(timeout: 10 * timeScale) { first.isFinished && second.isFinished })
+            #expect(await eventually(timeout: 5 * timeScale) { heard.value.contains("terminal") })
+            let terminal = try #require(heard.value.firstIndex(of: "terminal"))
+            #expect(heard.value[(terminal + 1)...].isEmpty, "heard after the terminal event: \(heard.value)")
+            #expect(heard.value.filter { $0 == "terminal" }.count == 1)
+        }
+    }
+
     @Test func stubbedSendsAreCoalescedToo() async throws {
         let stub = StubTransport()
         stub.on(Shared.self, answer: .json(["ok": true], delay: 1.5))

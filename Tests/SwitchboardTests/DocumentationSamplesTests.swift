@@ -6,8 +6,12 @@ import Testing
 // each document's samples must compile (in Swift 6 mode, without warnings), and the runnable ones must
 // run against the loopback server. See DocumentSamples for the rules.
 
+/// Whether a sample compiles doesn't depend on a sanitizer: the plain run of the suite checks them, and
+/// the sanitizer runs (several minutes of compiling, one document at a time) leave them out.
+private let compilesSamples = !runsUnderThreadSanitizer && !runsUnderAddressSanitizer
+
 @Suite(timeLimit(minutes: 5)) struct DocumentationSamplesTests {
-    @Test(arguments: DocumentSamples.documentPaths)
+    @Test(.enabled(if: compilesSamples), arguments: DocumentSamples.documentPaths)
     func samplesCompile(_ path: String) async throws {
         let document = try DocumentSamples(path: path)
         guard !document.blocks.isEmpty else { return }
@@ -17,7 +21,7 @@ import Testing
     }
 
     #if os(Linux)
-    @Test(arguments: DocumentSamples.documentPaths.filter { (try? DocumentSamples(path: $0))?.isRunnable == true })
+    @Test(.enabled(if: compilesSamples), arguments: DocumentSamples.documentPaths.filter { (try? DocumentSamples(path: $0))?.isRunnable == true })
     func runnableSamplesRun(_ path: String) async throws {
         let document = try DocumentSamples(path: path)
         try await withServer { server in
@@ -75,7 +79,7 @@ import Testing
         #expect(samples.source(baseURL: "http://127.0.0.1:9").contains("URL(string: \"http://127.0.0.1:9/users/1\")"))
     }
 
-    @Test func aSampleThatDoesNotCompileIsReportedAtItsLineInTheDocument() async throws {
+    @Test(.enabled(if: compilesSamples)) func aSampleThatDoesNotCompileIsReportedAtItsLineInTheDocument() async throws {
         let samples = DocumentSamples(name: "broken.md", markdown: "Text\n\n```swift\nlet x: Int = \"no\"\n```\n")
         let outcome = try await TypeChecker.check(samples.source())
         #expect(outcome.status != 0)

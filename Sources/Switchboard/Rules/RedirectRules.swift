@@ -1,5 +1,5 @@
 /// Which redirects a transfer follows: how many, and to which URL schemes. Every hop is built by
-/// the same rule whatever these say (see the README's redirect notes): the method and body as RFC 9110
+/// the same rule whatever these say (see <doc:LinuxNotes> and ``TransferRules``): the method and body as RFC 9110
 /// and browsers have them, credentials dropped at the first cross-origin hop, cookies recomputed.
 ///
 /// Only the credential headers (`Authorization`, `Proxy-Authorization`, `Cookie`) are dropped: a secret

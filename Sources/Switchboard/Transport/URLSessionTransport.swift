@@ -69,6 +69,9 @@ public final class URLSessionTransport: Transport {
     /// goes with a data task, a file with an upload task (read as it is sent); a file destination is
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        var request = request
+        // URLSession reads the idle timeout from the request.
+        if let idle = options.idleTimeout, idle > 0, idle.isFinite { request.urlRequest.timeoutInterval = idle }
         let state = TransferState(request: request, options: options, callbacks: callbacks)
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)

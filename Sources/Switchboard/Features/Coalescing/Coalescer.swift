@@ -35,18 +35,71 @@ final class Coalescer: Sendable {
 }
 
 /// One send waiting for a shared transfer: its callbacks, and whether its completion was called.
+///
+/// Its progress and its completion never cross: a cancel that comes (from any thread) while a
+/// progress callback runs is delivered by that callback's thread right after it, so the send never
+/// hears progress after its terminal event.
 final class Waiter: Sendable {
+    enum CancelDelivery {
+        /// The completion was already called or claimed.
+        case none
+        /// Deliver `cancelled` now (no progress callback runs).
+        case now
+        /// The progress callback running now delivers `cancelled` when it returns.
+        case afterProgress
+    }
+
+    private struct Delivery {
+        var finished = false
+        var progressRunning = false
+        var cancelAfterProgress = false
+    }
+
     let callbacks: TransferCallbacks
-    private let finished = AtomicFlag()
+    private let delivery = Locked(Delivery())
 
     init(_ callbacks: TransferCallbacks) {
         self.callbacks = callbacks
     }
 
-    var isFinished: Bool { finished.isSet }
+    /// Passes a progress value on, unless the waiter finished; then delivers a cancel that came meanwhile.
+    func progress(_ value: TransferProgress) {
+        guard let progress = callbacks.progress else { return }
+        let running = delivery.withLock { delivery -> Bool in
+            guard !delivery.finished else { return false }
+            delivery.progressRunning = true
+            return true
+        }
+        guard running else { return }
+        progress(value)
+        let cancel = delivery.withLock { delivery -> Bool in
+            delivery.progressRunning = false
+            defer { delivery.cancelAfterProgress = false }
+            return delivery.cancelAfterProgress
+        }
+        if cancel { callbacks.completion(.failure(.cancelled)) }
+    }
 
-    /// Takes the right to call the completion; true once, for the first caller.
-    func claim() -> Bool { finished.testAndSet() }
+    /// Takes the right to call the completion; true once, for the first caller. The transport's
+    /// completion uses it (on the transport's queue, so never during a progress callback).
+    func claim() -> Bool {
+        delivery.withLock { delivery in
+            guard !delivery.finished else { return false }
+            delivery.finished = true
+            return true
+        }
+    }
+
+    /// Takes the right to call the completion for a cancel, and says who delivers it.
+    func claimForCancel() -> CancelDelivery {
+        delivery.withLock { delivery in
+            guard !delivery.finished else { return .none }
+            delivery.finished = true
+            guard delivery.progressRunning else { return .now }
+            delivery.cancelAfterProgress = true
+            return .afterProgress
+        }
+    }
 }
 
 /// A transfer several identical sends wait for.
@@ -82,7 +135,7 @@ final class SharedTransfer: Sendable {
         let callbacks = TransferCallbacks(
             progress: { [self] progress in
                 let waiters = state.withLock { $0.waiters }
-                for waiter in waiters where !waiter.isFinished { waiter.callbacks.progress?(progress) }
+                for waiter in waiters { waiter.progress(progress) }
             },
             completion: { [self] result in complete(result) }
         )
@@ -141,11 +194,14 @@ private final class CoalescedTask: TransportTask {
         self.waiter = waiter
     }
 
-    /// Leaves the shared transfer and reports `cancelled` to this send alone, from a global queue
-    /// (never from inside `cancel`). Other sends keep waiting; the last to leave cancels the transfer.
+    /// Leaves the shared transfer and reports `cancelled` to this send alone, never from inside
+    /// `cancel`: from a global queue, or, when a progress callback of this send is running, from its
+    /// thread right after it. Other sends keep waiting; the last to leave cancels the transfer.
     func cancel() {
-        guard waiter.claim() else { return }
+        let delivery = waiter.claimForCancel()
+        guard delivery != .none else { return }
         shared.leave(waiter)
+        guard delivery == .now else { return }
         let completion = waiter.callbacks.completion
         DispatchQueue.global().async { completion(.failure(.cancelled)) }
     }

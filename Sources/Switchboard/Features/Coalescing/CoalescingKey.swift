@@ -16,6 +16,8 @@ struct CoalescingKey: Hashable, Sendable {
     let credentials: Credentials?
     let maximumResponseSize: Int
     let redirects: RedirectRules
+    /// A send never joins a transfer that waits longer (or shorter) for a byte than it would.
+    let idleTimeout: TimeInterval?
 
     /// The key of a transfer that may be shared, or `nil` when it may not: a body from a file or a
     /// stream (read once per transfer) or a response body going to a file.
@@ -33,5 +35,6 @@ struct CoalescingKey: Hashable, Sendable {
         credentials = options.credentials
         maximumResponseSize = options.maximumResponseSize
         redirects = options.redirects
+        idleTimeout = options.idleTimeout ?? request.urlRequest.timeoutInterval
     }
 }

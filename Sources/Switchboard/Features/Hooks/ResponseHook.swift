@@ -10,7 +10,8 @@ import FoundationNetworking
 /// the request's, before ``RequestAccessory/willStop(_:error:)`` and before any observer or closure
 /// hears the result. They never run on the transport's queue (so a slow hook delays no other transfer):
 /// on a global dispatch queue, in a concurrency task when ``Configuration/interceptors`` decided the
-/// retry, or on the thread that called `send` when the request could not be built. A cancelled send skips them. Both methods have default implementations.
+/// retry, or on the thread that called `send` when the request could not be built or a fresh cached
+/// entry answered it. A cancelled send skips them. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)

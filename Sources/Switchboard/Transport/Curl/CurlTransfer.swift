@@ -67,7 +67,8 @@ final class CurlTransfer: @unchecked Sendable {
         rules = TransferRules(options)
         self.callbacks = callbacks
         self.cookieJar = cookieJar
-        self.idleTimeout = idleTimeout
+        // libcurl's low-speed time is in whole seconds: the timeout reported is the one that applies.
+        self.idleTimeout = max(1, idleTimeout.rounded(.up))
         current = request.urlRequest
         currentBody = request.body
         errorBuffer.initialize(repeating: 0, count: CurlConstant.errorSize)
