@@ -103,8 +103,14 @@ private func equivalent(_ a: JSON, _ b: JSON) -> Bool {
         if x.count != y.count, Set(x.keys.map(withoutBOMs)).count < x.count { return true }
         guard x.count == y.count else { return false }
         if x.allSatisfy({ key, value in y[key].map { equivalent(value, $0) } ?? false }) { return true }
-        let stripped = Dictionary(y.map { (withoutBOMs($0.key), $0.value) }, uniquingKeysWith: { first, _ in first })
-        return x.allSatisfy { key, value in stripped[withoutBOMs(key)].map { equivalent(value, $0) } ?? false }
+        // Otherwise each member must have a counterpart on the other side whose key is the same without
+        // U+FEFF and whose value is equivalent. Not a map from stripped keys: two keys of one side
+        // ("b," and "b,\u{FEFF}") may strip to the same text and hold different values.
+        func matched(_ key: String, _ value: JSON, in other: [String: JSON]) -> Bool {
+            let bare = withoutBOMs(key)
+            return other.contains { withoutBOMs($0.key) == bare && equivalent(value, $0.value) }
+        }
+        return x.allSatisfy { matched($0.key, $0.value, in: y) } && y.allSatisfy { matched($0.key, $0.value, in: x) }
     default: return a == b
     }
 }

@@ -2,7 +2,8 @@
 // redactForm, preview (JSON, form and plain bodies) and describe(.invalidRequest(reason:)).
 // Input: the whole input is the URL text / form / body / quoted part of the reason.
 // Checks: no trap; "leak-userinfo"/"leak-query": an independent oracle re-reads the redacted URL text on Unicode scalars
-// (as URL parsers and servers do, not on grapheme clusters) and fails when a user-info part or a
+// (as URL parsers and servers do, not on grapheme clusters) and fails when a user-info part (after any
+// "://" in the text, also a URL's inside a query value or fragment) or a
 // query/fragment item whose name is secret (Redaction.isSecret) still shows a non-empty value other than
 // "<redacted>"; describe() of a reason quoting the text equals the quoted redact(urlText:).
 import Foundation
@@ -50,8 +51,9 @@ func secretLeak(in url: String) -> (String, String)? {
     func firstIndex(of c: Unicode.Scalar, in range: Range<Int>) -> Int? {
         range.first { scalars[$0] == c }
     }
-    // User info: between "://" and the last '@' of the authority.
-    if let sep = (0..<max(0, scalars.count - 2)).first(where: { scalars[$0] == ":" && scalars[$0 + 1] == "/" && scalars[$0 + 2] == "/" }) {
+    // User info: between each "://" (the URL's own, or a URL's inside it) and the last '@' of the
+    // authority after it.
+    for sep in 0..<max(0, scalars.count - 2) where scalars[sep] == ":" && scalars[sep + 1] == "/" && scalars[sep + 2] == "/" {
         let start = sep + 3
         let end = (start..<scalars.count).first { "/?#".unicodeScalars.contains(scalars[$0]) } ?? scalars.count
         if let at = (start..<end).last(where: { scalars[$0] == "@" }) {

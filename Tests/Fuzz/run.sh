@@ -11,7 +11,9 @@
 # crash, timeout, leak or out-of-memory.
 #
 # Environment: FUZZ_RUNS (stop each target after that many executions; with seconds-per-target 0, run
-# until then however long it takes: the 10-million-run mark is `FUZZ_RUNS=10000000 run.sh 0`),
+# until then however long it takes: the 10-million-run mark is `FUZZ_RUNS=10000000 run.sh 0`), FUZZ_TIMEOUT
+# (default 5: seconds one input may take; the wall clock, so a long run that is paused now and then
+# needs more),
 # FUZZ_OUT (default /tmp/switchboard-fuzz: where everything goes), FUZZ_SANITIZERS (default fuzzer,address; `fuzzer` alone runs several times faster, for the long
 # runs of targets that are all safe Swift), FUZZ_JOBS_NICE (default 15), FUZZ_IGNORE (comma-separated invariant names to skip,
 # see support/FuzzSupport.swift), SWIFTC (default swiftc).
@@ -98,7 +100,7 @@ for target in "${targets[@]}"; do
     echo "== $target: fuzzing for ${seconds}s (corpus $corpus, log $out/$target.log)"
     runs=()
     [ -n "${FUZZ_RUNS:-}" ] && runs=("-runs=$FUZZ_RUNS")
-    nice -n "$nice_level" "$binary" -max_total_time="$seconds" "${runs[@]}" -timeout=5 -rss_limit_mb=2048 \
+    nice -n "$nice_level" "$binary" -max_total_time="$seconds" "${runs[@]}" -timeout="${FUZZ_TIMEOUT:-5}" -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$artifacts" "${dict[@]}" \
         "$corpus" "${seeds[@]}" >"$out/$target.log" 2>&1
     rc=$?

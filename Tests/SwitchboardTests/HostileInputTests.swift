@@ -145,6 +145,40 @@ import Testing
         #expect(!rules.describe(error).contains("abc"))
     }
 
+    @Test func theUserInfoOfAURLInsideAnotherIsRedacted() {
+        let rules = Redaction.standard
+        // A redirect target in a query value, one in the fragment, two in a row, and the fuzzer's case:
+        // the first `://` sits in a secret query value (replaced whole), the second in the fragment.
+        let cases = [
+            "https://h/login?next=https://ada:hunter2@evil/x": "https://h/login?next=https://<redacted>@evil/x",
+            "https://h/#back=ftp://ada:hunter2@files": "https://h/#back=ftp://<redacted>@files",
+            "a://ada:hunter2@b://bob:hunter2@c/": "a://<redacted>@b://<redacted>@c/",
+            "p /&?auth=1 \"x://y\" /&?#u=1 g://ada:hunter2@?q": "p /&?auth=<redacted>&?#u=1 g://<redacted>@?q",
+        ]
+        for (text, expected) in cases {
+            #expect(rules.redact(urlText: text) == expected, "\(text.debugDescription)")
+        }
+        #expect(rules.redact(urlText: "https://ada:hunter2@h/p?page=2") == "https://<redacted>@h/p?page=2")
+        #expect(rules.redact(urlText: "x:///a@b") == "x:///a@b", "no authority, no user info")
+    }
+
+    @Test func secretWordsAreFoundInTheNamesBytes() {
+        let rules = Redaction.standard
+        #expect(rules.isSecret("X-Auth-Token"))
+        #expect(rules.isSecret("token\u{301}"), "a secret word followed by a combining mark")
+        #expect(!rules.isSecret("toke\u{144}"), "a precomposed letter is another letter")
+        #expect(rules.isSecret("TO\u{212A}EN"), "the Kelvin sign lower-cases to k")
+        #expect(rules.isSecret("ACCESS_TOKEN"))
+        #expect(!rules.isSecret("page"))
+        #expect(!rules.isSecret(""))
+        #expect(!rules.isSecret("tok"))
+        // A long query is redacted pair by pair (this took milliseconds before; no timing is asserted).
+        let query = (0..<400).map { "a\($0)=b\($0)" }.joined(separator: "&") + "&api_key=k789"
+        let shown = rules.redact(urlText: "https://h/p?" + query)
+        #expect(shown.hasSuffix("&api_key=<redacted>"))
+        #expect(shown.hasPrefix("https://h/p?a0=b0&a1=b1&"))
+    }
+
     @Test func headerNamesFoldOnlyASCIICase() {
         let headers = HTTPHeaders([HTTPHeaders.Field(name: "k", value: "1"), HTTPHeaders.Field(name: "\u{212A}", value: "2")])
         #expect(headers.count == 2)

@@ -219,7 +219,9 @@ enum E2EScenario {
                 guard !chosen.isEmpty else { throw BenchError("SWITCHBOARD_BENCH_ONLY: no client named \(only)") }
                 for variant in chosen {
                     let run = try await measure(variant, requests: requests, concurrency: concurrency)
-                    print("\(variant.name), c=\(concurrency): \(Int(run.rate)) req/s, \(Int(run.cpu)) CPU µs/req, \(run.switches) switches/req")
+                    let cpu = (run.cpu * 10).rounded() / 10
+                    let switches = (run.switches * 100).rounded() / 100
+                    print("\(variant.name), c=\(concurrency): \(Int(run.rate)) req/s, \(cpu) CPU µs/req, \(switches) switches/req")
                 }
                 session.invalidateAndCancel()
                 bareClient.session.invalidateAndCancel()

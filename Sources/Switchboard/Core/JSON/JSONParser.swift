@@ -90,6 +90,13 @@ struct JSONParser {
         guard frames.count < JSON.maximumDepth else {
             throw JSONParseError(.nestingTooDeep, at: position)
         }
+        if frames.capacity == 0 {
+            // The first container: room for a small document's stacks at once, instead of regrowing each
+            // stack from one element (seven allocations for a three-member object, one each now).
+            frames.reserveCapacity(8)
+            values.reserveCapacity(16)
+            keys.reserveCapacity(16)
+        }
         frames.append(Frame(isObject: isObject, valueStart: values.count, keyStart: keys.count))
         position += 1
     }

@@ -8,7 +8,8 @@ import FoundationNetworking
 /// Redacted: the values of `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`; of any
 /// header, query parameter, form field or JSON key whose name contains `token`, `key`, `secret`, `auth`,
 /// `session`, `password`, `passwd`, `signature` or `credential` (case-insensitive); of the names in
-/// ``Configuration/redactedNames``; and the user info of a URL (`https://user:password@host`).
+/// ``Configuration/redactedNames``; and the user info of a URL (`https://user:password@host`), also of
+/// a URL inside the text (a redirect target in a query value).
 struct Redaction: Sendable {
     /// What stands in for a secret.
     static let placeholder = "<redacted>"
@@ -29,10 +30,34 @@ struct Redaction: Sendable {
         self.extraNames = Set(extraNames.map { $0.lowercased() })
     }
 
-    /// Whether a parameter, JSON key or header named `name` holds a secret.
+    /// Whether a parameter, JSON key or header named `name` holds a secret. The secret words are found
+    /// in the lower-cased name's UTF-8 bytes (a word followed by a combining mark still counts).
     func isSecret(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return Self.secretHeaders.contains(lower) || extraNames.contains(lower) || Self.secretWords.contains { lower.contains($0) }
+        var lower = name.lowercased()
+        if Self.secretHeaders.contains(lower) || extraNames.contains(lower) { return true }
+        return lower.withUTF8(Self.containsSecretWord)
+    }
+
+    /// The secret words as bytes (all ASCII).
+    private static let secretWordBytes: [[UInt8]] = secretWords.map { Array($0.utf8) }
+
+    /// Whether `bytes` contain one of the secret words. A byte search, not Foundation's `contains`: that
+    /// one compares with canonical equivalence through `NSString` and cost tens of microseconds a name
+    /// (a long query took milliseconds to redact; found by fuzzing).
+    private static func containsSecretWord(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        for word in secretWordBytes where word.count <= bytes.count {
+            let first = word[0]
+            var start = 0
+            while start + word.count <= bytes.count {
+                if bytes[start] == first {
+                    var matched = 1
+                    while matched < word.count, bytes[start + matched] == word[matched] { matched += 1 }
+                    if matched == word.count { return true }
+                }
+                start += 1
+            }
+        }
+        return false
     }
 
     /// `json` with the values of secret keys replaced, at any depth.
@@ -61,25 +86,37 @@ struct Redaction: Sendable {
     /// query with `<` or `>` on URLComponents traps on Linux).
     func redact(urlText: String) -> String {
         // Scalars, not Characters: a combining mark after `@`, `?`, `#`, `&` or `=` would otherwise
-        // hide the delimiter inside one Character (found by fuzzing).
-        var text = Substring.UnicodeScalarView(urlText.unicodeScalars)
-        if let schemeEnd = Self.range(of: "://", in: text) {
-            let rest = text[schemeEnd...]
-            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-            if let at = text[schemeEnd..<authorityEnd].lastIndex(of: "@") {
-                text.replaceSubrange(schemeEnd..<at, with: Self.placeholder.unicodeScalars)
+        // hide the delimiter inside one Character (found by fuzzing). Slices of the scalar view become
+        // Strings directly (rebuilding a view scalar by scalar, or replacing inside one, went through the
+        // standard library's unspecialized generic code: milliseconds for a long URL).
+        // The user info of every `scheme://user@host` in the text: the URL's own, and that of a URL
+        // inside it (a redirect target in a query value or the fragment).
+        let scalars = urlText.unicodeScalars
+        var text = ""
+        var copied = scalars.startIndex
+        var searchFrom = scalars.startIndex
+        while let schemeEnd = Self.range(of: "://", in: scalars[searchFrom...]) {
+            let authorityEnd = scalars[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? scalars.endIndex
+            if let at = scalars[schemeEnd..<authorityEnd].lastIndex(of: "@") {
+                // An authority holds no `/`, so the next `://` ends past this `@`.
+                text += String(scalars[copied..<schemeEnd]) + Self.placeholder
+                copied = at
             }
+            searchFrom = schemeEnd
         }
+        text += String(scalars[copied...])
+        let view = text.unicodeScalars
         var fragment = ""
-        if let mark = text.firstIndex(of: "#") {
-            fragment = "#" + redactForm(String(text[text.index(after: mark)...]))
-            text = text[..<mark]
+        var end = view.endIndex
+        if let mark = view.firstIndex(of: "#") {
+            fragment = "#" + redactForm(String(view[view.index(after: mark)...]))
+            end = mark
         }
-        var result = String(text)
-        if let mark = text.firstIndex(of: "?") {
-            result = String(text[...mark]) + redactForm(String(text[text.index(after: mark)...]))
+        let main = view[..<end]
+        if let mark = main.firstIndex(of: "?") {
+            return String(main[...mark]) + redactForm(String(main[main.index(after: mark)...])) + fragment
         }
-        return result + fragment
+        return String(main) + fragment
     }
 
     /// Where `needle` ends in `haystack`, or `nil`.
@@ -130,9 +167,9 @@ struct Redaction: Sendable {
     /// A form (or query) with secret fields' values replaced.
     func redactForm(_ form: String) -> String {
         form.unicodeScalars.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(String.UnicodeScalarView(parts[0]))
-            return isSecret(name.removingPercentEncoding ?? name) ? "\(name)=\(Self.placeholder)" : String(String.UnicodeScalarView(pair))
+            let name = String(pair.prefix { $0 != "=" })
+            let decoded = name.unicodeScalars.contains("%") ? name.removingPercentEncoding ?? name : name
+            return isSecret(decoded) ? name + "=" + Self.placeholder : String(pair)
         }.joined(separator: "&")
     }
 
@@ -160,7 +197,7 @@ struct Redaction: Sendable {
 
     /// `text` with each double-quoted part redacted as a URL.
     private func redactQuoted(_ text: String) -> String {
-        let parts = text.unicodeScalars.split(separator: "\"", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        let parts = text.unicodeScalars.split(separator: "\"", omittingEmptySubsequences: false).map { String($0) }
         return parts.enumerated().map { index, part in index.isMultiple(of: 2) ? part : redact(urlText: part) }
             .joined(separator: "\"")
     }
