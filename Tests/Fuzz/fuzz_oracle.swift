@@ -100,8 +100,10 @@ private func equivalent(_ a: JSON, _ b: JSON) -> Bool {
     case (.object(let x), .object(let y)):
         // Keys that differ only by U+FEFF are one key to JSONSerialization (it drops the mark): those
         // objects can't be compared member by member.
-        if x.count != y.count, Set(x.keys.map(withoutBOMs)).count < x.count { return true }
-        guard x.count == y.count else { return false }
+        // (Either side: the comparison runs both ways.)
+        if x.count != y.count {
+            return Set(x.keys.map(withoutBOMs)).count < x.count || Set(y.keys.map(withoutBOMs)).count < y.count
+        }
         if x.allSatisfy({ key, value in y[key].map { equivalent(value, $0) } ?? false }) { return true }
         // Otherwise each member must have a counterpart on the other side whose key is the same without
         // U+FEFF and whose value is equivalent. Not a map from stripped keys: two keys of one side
