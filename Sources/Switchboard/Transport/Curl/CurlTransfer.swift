@@ -157,7 +157,8 @@ final class CurlTransfer: @unchecked Sendable {
         for (name, value) in given where !Self.isFraming(name) { lines.append("\(name): \(value)") }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
             current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
-            let cookie = HTTPCookie.requestHeaderFields(with: jar.cookies(for: url) ?? [])["Cookie"]
+            let cookies = jar.cookies(for: url), !cookies.isEmpty,  // none: no header to build
+            let cookie = HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
         {
             lines.append("Cookie: \(cookie)")
         }
