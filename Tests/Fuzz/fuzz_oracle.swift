@@ -98,21 +98,21 @@ private func equivalent(_ a: JSON, _ b: JSON) -> Bool {
     case (.array(let x), .array(let y)): return x.count == y.count && zip(x, y).allSatisfy(equivalent)
     case (.string(let x), .string(let y)): return x == y || withoutBOMs(x) == withoutBOMs(y)
     case (.object(let x), .object(let y)):
-        // Keys that differ only by U+FEFF are one key to JSONSerialization (it drops the mark): those
-        // objects can't be compared member by member.
-        // (Either side: the comparison runs both ways.)
-        if x.count != y.count {
-            return Set(x.keys.map(withoutBOMs)).count < x.count || Set(y.keys.map(withoutBOMs)).count < y.count
+        if x.count == y.count, x.allSatisfy({ key, value in y[key].map { equivalent(value, $0) } ?? false }) { return true }
+        // JSONSerialization drops some U+FEFF from keys, so keys may differ by them, and two of
+        // JSON.parse's keys may be one to JSONSerialization. Members are grouped by their key without
+        // U+FEFF: both sides must have the same groups; in each, every JSONSerialization member must be
+        // equivalent to one of JSON.parse's, and where no keys merged (the same count), the other way too.
+        let parsed = Dictionary(grouping: x, by: { withoutBOMs($0.key) })
+        let read = Dictionary(grouping: y, by: { withoutBOMs($0.key) })
+        guard Set(parsed.keys) == Set(read.keys) else { return false }
+        for (bare, ours) in parsed {
+            let theirs = read[bare] ?? []
+            guard theirs.count <= ours.count else { return false }
+            guard theirs.allSatisfy({ their in ours.contains { equivalent($0.value, their.value) } }) else { return false }
+            if theirs.count == ours.count, !ours.allSatisfy({ our in theirs.contains { equivalent(our.value, $0.value) } }) { return false }
         }
-        if x.allSatisfy({ key, value in y[key].map { equivalent(value, $0) } ?? false }) { return true }
-        // Otherwise each member must have a counterpart on the other side whose key is the same without
-        // U+FEFF and whose value is equivalent. Not a map from stripped keys: two keys of one side
-        // ("b," and "b,\u{FEFF}") may strip to the same text and hold different values.
-        func matched(_ key: String, _ value: JSON, in other: [String: JSON]) -> Bool {
-            let bare = withoutBOMs(key)
-            return other.contains { withoutBOMs($0.key) == bare && equivalent(value, $0.value) }
-        }
-        return x.allSatisfy { matched($0.key, $0.value, in: y) } && y.allSatisfy { matched($0.key, $0.value, in: x) }
+        return true
     default: return a == b
     }
 }

@@ -3,7 +3,7 @@
 // Input: the whole input is the URL text / form / body / quoted part of the reason.
 // Checks: no trap; "leak-userinfo"/"leak-query": an independent oracle re-reads the redacted URL text on Unicode scalars
 // (as URL parsers and servers do, not on grapheme clusters) and fails when a user-info part (after any
-// "://" in the text, also a URL's inside a query value or fragment) or a
+// "://" before the query; in a query or fragment item's value, as it is or percent-decoded) or a
 // query/fragment item whose name is secret (Redaction.isSecret) still shows a non-empty value other than
 // "<redacted>"; describe() of a reason quoting the text equals the quoted redact(urlText:).
 import Foundation
@@ -18,6 +18,26 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let redacted = redaction.redact(urlText: text)
     if let (kind, leak) = secretLeak(in: redacted), !ignoredChecks.contains(kind) {
         fatalError("[\(kind)] redact(urlText: \(text.debugDescription)) = \(redacted.debugDescription) still shows \(leak.debugDescription)")
+    }
+    // Item by item against the input: the query and fragment keep their items; each item with a secret
+    // name or a value that holds a URL with user info reads `name=<redacted>`, every other is unchanged
+    // (a secret must not survive under another item's name).
+    let before = items(of: text), after = items(of: redacted)
+    expect("items", before.count == after.count, "redact(urlText: \(text.debugDescription)) = \(redacted.debugDescription) changed the items")
+    for (given, shown) in zip(before, after) {
+        let pieces = given.unicodeScalars.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        var nameScalars = String.UnicodeScalarView()
+        nameScalars.append(contentsOf: pieces[0])
+        let name = String(nameScalars)
+        var valueScalars = String.UnicodeScalarView()
+        if pieces.count > 1 { valueScalars.append(contentsOf: pieces[1]) }
+        let value = String(valueScalars)
+        let decodedName = name.unicodeScalars.contains("%") ? name.removingPercentEncoding ?? name : name
+        let secret =
+            redaction.isSecret(decodedName) || userInfo(in: Array(value.unicodeScalars), counting: true) != nil
+            || userInfo(in: Array((value.removingPercentEncoding ?? value).unicodeScalars), counting: true) != nil
+        let expected = secret ? name + "=" + Redaction.placeholder : given
+        expect("leak-item", shown == expected, "redact(urlText: \(text.debugDescription)): item \(given.debugDescription) shown as \(shown.debugDescription)")
     }
     _ = redaction.redactForm(text)
 
@@ -51,16 +71,10 @@ func secretLeak(in url: String) -> (String, String)? {
     func firstIndex(of c: Unicode.Scalar, in range: Range<Int>) -> Int? {
         range.first { scalars[$0] == c }
     }
-    // User info: between each "://" (the URL's own, or a URL's inside it) and the last '@' of the
-    // authority after it.
-    for sep in 0..<max(0, scalars.count - 2) where scalars[sep] == ":" && scalars[sep + 1] == "/" && scalars[sep + 2] == "/" {
-        let start = sep + 3
-        let end = (start..<scalars.count).first { "/?#".unicodeScalars.contains(scalars[$0]) } ?? scalars.count
-        if let at = (start..<end).last(where: { scalars[$0] == "@" }) {
-            let info = string(scalars[start..<at])
-            if info != Redaction.placeholder { return ("leak-userinfo", info) }
-        }
-    }
+    // User info before the query or fragment: between each "://" (the URL's own, or a URL's in the
+    // path) and the last '@' of the authority after it.
+    let queryStart = (0..<scalars.count).first { scalars[$0] == "?" || scalars[$0] == "#" } ?? scalars.count
+    if let info = userInfo(in: Array(scalars[..<queryStart])), info != Redaction.placeholder { return ("leak-userinfo", info) }
     // Query and fragment items.
     let hash = firstIndex(of: "#", in: 0..<scalars.count)
     let beforeFragment = 0..<(hash ?? scalars.count)
@@ -76,7 +90,44 @@ func secretLeak(in url: String) -> (String, String)? {
             if redaction.isSecret(decoded) && !value.isEmpty && value != Redaction.placeholder {
                 return ("leak-query", string(ArraySlice(item)))
             }
+            // A value that holds a URL with user info (a redirect target), as it is or percent-decoded.
+            for form in [value, value.removingPercentEncoding ?? value] where value != Redaction.placeholder {
+                if let info = userInfo(in: Array(form.unicodeScalars)) { return ("leak-userinfo", info) }
+            }
         }
     }
     return nil
+}
+
+/// The first user info in `scalars`: after a "://", up to the last '@' before the authority ends (at
+/// '/', '?', '#' or the end). One that is already `<redacted>` counts only when `counting`.
+func userInfo(in scalars: [Unicode.Scalar], counting: Bool = false) -> String? {
+    for sep in 0..<max(0, scalars.count - 2) where scalars[sep] == ":" && scalars[sep + 1] == "/" && scalars[sep + 2] == "/" {
+        let start = sep + 3
+        let end = (start..<scalars.count).first { "/?#".unicodeScalars.contains(scalars[$0]) } ?? scalars.count
+        if let at = (start..<end).last(where: { scalars[$0] == "@" }) {
+            var info = String.UnicodeScalarView()
+            info.append(contentsOf: scalars[start..<at])
+            let text = String(info)
+            if counting || text != Redaction.placeholder { return text }
+        }
+    }
+    return nil
+}
+
+/// The query's and the fragment's items, read on scalars: the query from the first '?' before the first
+/// '#', the fragment after it; each split at '&'.
+func items(of url: String) -> [String] {
+    let scalars = Array(url.unicodeScalars)
+    let hash = scalars.firstIndex(of: "#")
+    var parts: [ArraySlice<Unicode.Scalar>] = []
+    if let mark = scalars[..<(hash ?? scalars.count)].firstIndex(of: "?") { parts.append(scalars[(mark + 1)..<(hash ?? scalars.count)]) }
+    if let hash { parts.append(scalars[(hash + 1)...]) }
+    return parts.flatMap { part in
+        part.split(separator: "&", omittingEmptySubsequences: false).map { item in
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: item)
+            return String(view)
+        }
+    }
 }

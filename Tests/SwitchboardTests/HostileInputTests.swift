@@ -147,19 +147,26 @@ import Testing
 
     @Test func theUserInfoOfAURLInsideAnotherIsRedacted() {
         let rules = Redaction.standard
-        // A redirect target in a query value, one in the fragment, two in a row, and the fuzzer's case:
-        // the first `://` sits in a secret query value (replaced whole), the second in the fragment.
         let cases = [
-            "https://h/login?next=https://ada:hunter2@evil/x": "https://h/login?next=https://<redacted>@evil/x",
-            "https://h/#back=ftp://ada:hunter2@files": "https://h/#back=ftp://<redacted>@files",
+            // A redirect target in a query value or the fragment, as it is or percent-encoded: the value
+            // goes whole.
+            "https://h/login?next=https://ada:hunter2@evil/x": "https://h/login?next=<redacted>",
+            "https://h/#back=ftp://ada:hunter2@files": "https://h/#back=<redacted>",
+            "https://h/?next=https%3A%2F%2Fada%3Ahunter2%40evil&page=2": "https://h/?next=<redacted>&page=2",
+            // In the path: user info after every `://`.
             "a://ada:hunter2@b://bob:hunter2@c/": "a://<redacted>@b://<redacted>@c/",
-            "p /&?auth=1 \"x://y\" /&?#u=1 g://ada:hunter2@?q": "p /&?auth=<redacted>&?#u=1 g://<redacted>@?q",
+            // An inner URL's authority ends with its item: the next item is judged on its own name.
+            "https://h/?next=https://a&password=@hunter2": "https://h/?next=https://a&password=<redacted>",
+            "https://h/?next=https://h&email=ada@example.com": "https://h/?next=https://h&email=ada@example.com",
+            // The fuzzer's case: a `://` in a secret query value, another in the fragment.
+            "p /&?auth=1 \"x://y\" /&?#u=1 g://ada:hunter2@?q": "p /&?auth=<redacted>&?#u=<redacted>",
         ]
         for (text, expected) in cases {
             #expect(rules.redact(urlText: text) == expected, "\(text.debugDescription)")
         }
         #expect(rules.redact(urlText: "https://ada:hunter2@h/p?page=2") == "https://<redacted>@h/p?page=2")
         #expect(rules.redact(urlText: "x:///a@b") == "x:///a@b", "no authority, no user info")
+        #expect(rules.redactForm("next=https://ada:hunter2@evil&page=2") == "next=<redacted>&page=2", "a form body too")
     }
 
     @Test func secretWordsAreFoundInTheNamesBytes() {

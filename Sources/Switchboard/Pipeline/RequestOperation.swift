@@ -466,32 +466,36 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
         withExtendedLifetime(replaced) {}
         guard current else { return }
-        let end: @Sendable () -> Void = { [self] in
-            if let stopReason {
-                decide(.failure(stopReason), attempt: number)
-                return
-            }
-            monitors.each { $0.request($1, didReceive: result, attempt: number) }
-            // A 304 to a conditional request from the cache answers with the stored response.
-            var received = result
-            var source = Response<R>.Source.network
-            if case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
-                (received, source) = (.success(revalidated), .revalidated)
-            }
-            let outcome = received.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration, source: source) }
-            if !monitors.isEmpty, case .success = result {
-                let decoded = Self.context(of: outcome)
-                monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
-            }
-            decide(outcome, attempt: number)
-        }
         if hooks.isEmpty, monitors.isEmpty, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
-            end()
+            endAttempt(number, result, stopReason: stopReason)
         } else {
             // Decoding a large body, hooks and monitors (user code) run off the transport's queue, so
             // they delay no other transfer's callbacks.
-            DispatchQueue.global().async(execute: end)
+            DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
         }
+    }
+
+    /// The rest of ``transferEnded(_:attempt:)``: validates the transport's result (or takes the stop's
+    /// reason), then retries or finishes. A method, not a closure, so the usual inline case allocates
+    /// nothing.
+    private func endAttempt(_ number: Int, _ result: Result<TransportResponse, NetworkError>, stopReason: NetworkError?) {
+        if let stopReason {
+            decide(.failure(stopReason), attempt: number)
+            return
+        }
+        monitors.each { $0.request($1, didReceive: result, attempt: number) }
+        // A 304 to a conditional request from the cache answers with the stored response.
+        var received = result
+        var source = Response<R>.Source.network
+        if case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
+            (received, source) = (.success(revalidated), .revalidated)
+        }
+        let outcome = received.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration, source: source) }
+        if !monitors.isEmpty, case .success = result {
+            let decoded = Self.context(of: outcome)
+            monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
+        }
+        decide(outcome, attempt: number)
     }
 
     /// Retries or finishes attempt `number` with `outcome`, unless the attempt already ended. A cancel

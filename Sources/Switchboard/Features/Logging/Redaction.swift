@@ -8,8 +8,9 @@ import FoundationNetworking
 /// Redacted: the values of `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`; of any
 /// header, query parameter, form field or JSON key whose name contains `token`, `key`, `secret`, `auth`,
 /// `session`, `password`, `passwd`, `signature` or `credential` (case-insensitive); of the names in
-/// ``Configuration/redactedNames``; and the user info of a URL (`https://user:password@host`), also of
-/// a URL inside the text (a redirect target in a query value).
+/// ``Configuration/redactedNames``; the user info of a URL (`https://user:password@host`); and the
+/// whole value of a query, fragment or form item that holds a URL with user info (a redirect target,
+/// also percent-encoded: `next=https%3A%2F%2Fuser%3Apw%40host`).
 struct Redaction: Sendable {
     /// What stands in for a secret.
     static let placeholder = "<redacted>"
@@ -77,7 +78,8 @@ struct Redaction: Sendable {
     }
 
     /// `url` as text with its user info and the values of secret query items (and fragment items, as in
-    /// `#access_token=…`) replaced.
+    /// `#access_token=…`) replaced; so is an item whose value holds a URL with user info (a redirect
+    /// target, also percent-encoded).
     func redact(_ url: URL) -> String {
         redact(urlText: url.absoluteString)
     }
@@ -90,22 +92,17 @@ struct Redaction: Sendable {
         // Strings directly (rebuilding a view scalar by scalar, or replacing inside one, went through the
         // standard library's unspecialized generic code: a 3.9 KB URL with 400 query pairs took 5.8 ms,
         // 0.1 ms now; found by fuzzing, as the fuzzers' throughput).
-        // The user info of every `scheme://user@host` in the text: the URL's own, and that of a URL
-        // inside it (a redirect target in a query value or the fragment).
         let scalars = urlText.unicodeScalars
+        let queryStart = scalars.firstIndex { $0 == "?" || $0 == "#" } ?? scalars.endIndex
+        // Before the query: the user info after every `://` (the URL's own, and a URL's in the path).
         var text = ""
         var copied = scalars.startIndex
-        var searchFrom = scalars.startIndex
-        while let schemeEnd = Self.range(of: "://", in: scalars[searchFrom...]) {
-            let authorityEnd = scalars[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? scalars.endIndex
-            if let at = scalars[schemeEnd..<authorityEnd].lastIndex(of: "@") {
-                // An authority holds no `/`, so the next `://` ends past this `@`.
-                text += String(scalars[copied..<schemeEnd]) + Self.placeholder
-                copied = at
-            }
-            searchFrom = schemeEnd
+        for (schemeEnd, at) in Self.userInfos(in: scalars[..<queryStart]) {
+            text += String(scalars[copied..<schemeEnd]) + Self.placeholder
+            copied = at
         }
         text += String(scalars[copied...])
+        // The query and the fragment, item by item.
         let view = text.unicodeScalars
         var fragment = ""
         var end = view.endIndex
@@ -118,6 +115,27 @@ struct Redaction: Sendable {
             return String(main[...mark]) + redactForm(String(main[main.index(after: mark)...])) + fragment
         }
         return String(main) + fragment
+    }
+
+    /// Where each `scheme://user@` in `text` has user info: the end of its `://` and its last `@` before
+    /// the authority ends (at `/`, `?`, `#` or the end of `text`).
+    private static func userInfos(in text: Substring.UnicodeScalarView) -> [(schemeEnd: String.Index, at: String.Index)] {
+        var found: [(String.Index, String.Index)] = []
+        var searchFrom = text.startIndex
+        while let schemeEnd = range(of: "://", in: text[searchFrom...]) {
+            let authorityEnd = text[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+            // An authority holds no `/`, so the next `://` ends past this `@`.
+            if let at = text[schemeEnd..<authorityEnd].lastIndex(of: "@") { found.append((schemeEnd, at)) }
+            searchFrom = schemeEnd
+        }
+        return found
+    }
+
+    /// Whether a query or form value holds a URL with user info, as it is or percent-decoded.
+    private static func holdsUserInfo(_ value: Substring.UnicodeScalarView) -> Bool {
+        if !userInfos(in: value).isEmpty { return true }
+        guard value.contains("%"), let decoded = String(value).removingPercentEncoding else { return false }
+        return !userInfos(in: decoded.unicodeScalars[...]).isEmpty
     }
 
     /// Where `needle` ends in `haystack`, or `nil`.
@@ -165,12 +183,15 @@ struct Redaction: Sendable {
         return text
     }
 
-    /// A form (or query) with secret fields' values replaced.
+    /// A form (or query) with the values of secret fields, and values that hold a URL with user info,
+    /// replaced.
     func redactForm(_ form: String) -> String {
         form.unicodeScalars.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let name = String(pair.prefix { $0 != "=" })
-            let decoded = name.unicodeScalars.contains("%") ? name.removingPercentEncoding ?? name : name
-            return isSecret(decoded) ? name + "=" + Self.placeholder : String(pair)
+            let name = pair.prefix { $0 != "=" }
+            let value = pair[name.endIndex...].dropFirst()
+            let text = String(name)
+            let decoded = name.contains("%") ? text.removingPercentEncoding ?? text : text
+            return isSecret(decoded) || Self.holdsUserInfo(value) ? text + "=" + Self.placeholder : String(pair)
         }.joined(separator: "&")
     }
 
