@@ -224,7 +224,8 @@ public struct Configuration: Sendable {
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
     /// in a cURL description, besides the built-in ones (`Authorization`, `Cookie`… and names containing
     /// `token`, `key`, `secret`, `auth`, `session`, `password`, `passwd`, `signature` or `credential`).
-    /// Compared case-insensitively, as whole names. Default: none.
+    /// Compared case-insensitively, as whole names. Default: none. A URL's user info is never shown
+    /// either, nor a query, fragment or form value that holds a URL with user info (a redirect target).
     public var redactedNames: Set<String> {
         get { storage.redactedNames }
         set { unique().redactedNames = newValue }
