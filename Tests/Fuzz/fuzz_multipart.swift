@@ -18,9 +18,19 @@ private struct Spec {
     var bytes: Data
 }
 
-/// A name or file name as the server reads it back (the HTML form-data encoding).
+/// A name or file name as the server reads it back (the HTML form-data encoding), byte by byte
+/// (Foundation's `replacingOccurrences` misses a quote followed by a combining mark).
 private func browserEncoded(_ text: String) -> String {
-    text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+    var bytes: [UInt8] = []
+    for byte in text.utf8 {
+        switch byte {
+        case 0x22: bytes += Array("%22".utf8)
+        case 0x0D: bytes += Array("%0D".utf8)
+        case 0x0A: bytes += Array("%0A".utf8)
+        default: bytes.append(byte)
+        }
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 private func split(_ bytes: ArraySlice<UInt8>, at separator: UInt8) -> [ArraySlice<UInt8>] {

@@ -186,6 +186,21 @@ import Testing
         #expect(shown.hasPrefix("https://h/p?a0=b0&a1=b1&"))
     }
 
+    @Test func aQuoteBeforeACombiningMarkCannotAddAPartParameter() {
+        // The name would end at the quote and add a file name of its own if the quote stayed raw.
+        let name = "a\"\u{301}; filename=\"evil.php"
+        #expect(MultipartEncoder.quoted(name) == "a%22\u{301}; filename=%22evil.php")
+        #expect(MultipartEncoder.quoted("x\r\u{301}\n\u{301}y") == "x%0D\u{301}%0A\u{301}y")
+        // On the wire: `MultipartTests.aQuoteBeforeACombiningMarkStaysInsideItsName`.
+    }
+
+    @Test func aQuoteBeforeACombiningMarkStaysQuotedInACurlLine() throws {
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com") })
+        let request = Echo(method: .get, path: "/x", headers: ["X-Note": "it'\u{301}s; rm -rf ~"])
+        let line = try client.cURLDescription(for: request, redacted: false)
+        #expect(line.contains("-H 'X-Note: it'\\''\u{301}s; rm -rf ~'"), "\(line)")
+    }
+
     @Test func headerNamesFoldOnlyASCIICase() {
         let headers = HTTPHeaders([HTTPHeaders.Field(name: "k", value: "1"), HTTPHeaders.Field(name: "\u{212A}", value: "2")])
         #expect(headers.count == 2)

@@ -27,6 +27,20 @@ import Testing
 
     static func parts(_ response: Response<Upload>) -> [JSON] { response.json["parts"].array ?? [] }
 
+    /// A quote followed by a combining mark (one Character with it) is escaped like any quote: it does
+    /// not end the name and add a file name of its own (found by fuzzing).
+    @Test func aQuoteBeforeACombiningMarkStaysInsideItsName() async throws {
+        try await withServer { server in
+            var form = MultipartFormData()
+            form.append(Data("1".utf8), name: "a\"\u{301}; filename=\"evil.php", fileName: "f\"\u{6DB}.txt")
+            form.append("2", name: "b\"\u{301}")
+            let parts = Self.parts(try await makeClient(server).response(for: Upload(form: form)))
+            #expect(parts.map { $0["name"].string } == ["a%22\u{301}; filename=%22evil.php", "b%22\u{301}"])
+            #expect(parts.first?["filename"] == "f%22\u{6DB}.txt")
+            #expect(parts.last?["value"] == "2" && parts.last?["filename"].isNull == true)
+        }
+    }
+
     @Test func threeFilesAndTwoFieldsArriveByteExact() async throws {
         try await withServer { server in
             let directory = try Self.scratch()
