@@ -102,6 +102,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
             let recorder = OrderRecorder()
             let client = makeClient(server) { $0.monitors = [recorder] }
             _ = await client.result(Get("/status/500"))
+            #expect(await eventually { recorder.steps.value.count == 3 })
             #expect(recorder.steps.value == ["willStart", "willStop", "didStop(error)"])
             let cancelled = OrderRecorder()
             let handle = makeClient(server) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
@@ -116,6 +117,8 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
             let global = OrderRecorder(), local = OrderRecorder()
             let client = makeClient(server) { $0.monitors = [global] }
             _ = try await client.response(for: Get("/echo").with(\.pipeline.monitors, [local]))
+            // didStop follows the completion that resumed this task, on the callback queue: wait for it.
+            #expect(await eventually { global.steps.value.count == 3 && local.steps.value.count == 3 })
             #expect(global.steps.value == ["willStart", "willStop", "didStop"])
             #expect(local.steps.value == ["willStart", "willStop", "didStop"])
         }
