@@ -169,6 +169,13 @@ import Testing
         #expect(rules.redactForm("next=https://ada:hunter2@evil&page=2") == "next=<redacted>&page=2", "a form body too")
     }
 
+    @Test func aFormLikeBodyWhoseEqualsSignsCarryMarksIsStillRedacted() {
+        let rules = Redaction.standard
+        let shown = rules.preview(Data("password=\u{301}hunter2".utf8), contentType: "text/plain")
+        #expect(!shown.contains("hunter2"), "\(shown.debugDescription)")
+        #expect(rules.preview(Data("just text".utf8), contentType: "text/plain") == "just text")
+    }
+
     @Test func secretWordsAreFoundInTheNamesBytes() {
         let rules = Redaction.standard
         #expect(rules.isSecret("X-Auth-Token"))

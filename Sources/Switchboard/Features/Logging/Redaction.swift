@@ -226,6 +226,8 @@ struct Redaction: Sendable {
 
     /// Whether `text` is `name=value` pairs joined by `&` (no spaces or newlines).
     private static func looksLikeForm(_ text: String) -> Bool {
-        !text.isEmpty && text.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" })
+        // `=` as a scalar (Foundation's `contains` missed one followed by a combining mark, and the body
+        // was shown as plain text); the spaces as Characters, so a mark on one keeps the body a form.
+        !text.isEmpty && text.unicodeScalars.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" })
     }
 }
