@@ -63,37 +63,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// user info) or ("leak-query", the item).
 func secretLeak(in url: String) -> (String, String)? {
     let scalars = Array(url.unicodeScalars)
-    func string(_ slice: ArraySlice<Unicode.Scalar>) -> String {
-        var s = String.UnicodeScalarView()
-        s.append(contentsOf: slice)
-        return String(s)
-    }
-    func firstIndex(of c: Unicode.Scalar, in range: Range<Int>) -> Int? {
-        range.first { scalars[$0] == c }
-    }
     // User info before the query or fragment: between each "://" (the URL's own, or a URL's in the
     // path) and the last '@' of the authority after it.
     let queryStart = (0..<scalars.count).first { scalars[$0] == "?" || scalars[$0] == "#" } ?? scalars.count
     if let info = userInfo(in: Array(scalars[..<queryStart])), info != Redaction.placeholder { return ("leak-userinfo", info) }
     // Query and fragment items.
-    let hash = firstIndex(of: "#", in: 0..<scalars.count)
-    let beforeFragment = 0..<(hash ?? scalars.count)
-    var parts: [Range<Int>] = []
-    if let mark = firstIndex(of: "?", in: beforeFragment) { parts.append((mark + 1)..<beforeFragment.upperBound) }
-    if let hash { parts.append((hash + 1)..<scalars.count) }
-    for part in parts {
-        for item in string(scalars[part]).unicodeScalars.split(separator: "&", omittingEmptySubsequences: false) {
-            let pieces = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = string(ArraySlice(pieces[0]))
-            let value = pieces.count > 1 ? string(ArraySlice(pieces[1])) : ""
-            let decoded = name.removingPercentEncoding ?? name
-            if redaction.isSecret(decoded) && !value.isEmpty && value != Redaction.placeholder {
-                return ("leak-query", string(ArraySlice(item)))
-            }
-            // A value that holds a URL with user info (a redirect target), as it is or percent-decoded.
-            for form in [value, value.removingPercentEncoding ?? value] where value != Redaction.placeholder {
-                if let info = userInfo(in: Array(form.unicodeScalars)) { return ("leak-userinfo", info) }
-            }
+    for item in items(of: url) {
+        let pieces = item.unicodeScalars.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(pieces[0])
+        let value = pieces.count > 1 ? String(pieces[1]) : ""
+        let decoded = name.removingPercentEncoding ?? name
+        if redaction.isSecret(decoded) && !value.isEmpty && value != Redaction.placeholder {
+            return ("leak-query", item)
+        }
+        // A value that holds a URL with user info (a redirect target), as it is or percent-decoded.
+        for form in [value, value.removingPercentEncoding ?? value] where value != Redaction.placeholder {
+            if let info = userInfo(in: Array(form.unicodeScalars)) { return ("leak-userinfo", info) }
         }
     }
     return nil

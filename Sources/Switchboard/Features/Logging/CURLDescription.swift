@@ -33,17 +33,10 @@ extension URLRequest {
         return parts.joined(separator: " ")
     }
 
-    /// `text` in single quotes for a POSIX shell, each `'` written as `'\''`. Byte by byte: Foundation's
-    /// `replacingOccurrences` compares grapheme clusters and missed a quote followed by a combining
-    /// mark, which then ended the quoting early.
+    /// `text` in single quotes for a POSIX shell, each `'` written as `'\''` (also one followed by a
+    /// combining mark, which Foundation's `replacingOccurrences` missed, ending the quoting early).
     private func shellQuoted(_ text: String) -> String {
-        var bytes: [UInt8] = [0x27]
-        bytes.reserveCapacity(text.utf8.count + 2)
-        for byte in text.utf8 {
-            if byte == 0x27 { bytes.append(contentsOf: "'\\''".utf8) } else { bytes.append(byte) }
-        }
-        bytes.append(0x27)
-        return String(decoding: bytes, as: UTF8.self)
+        "'" + text.replacingASCII { $0 == 0x27 ? "'\\''" : nil } + "'"
     }
 }
 

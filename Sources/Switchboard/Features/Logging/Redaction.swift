@@ -101,20 +101,15 @@ struct Redaction: Sendable {
             text += String(scalars[copied..<schemeEnd]) + Self.placeholder
             copied = at
         }
-        text += String(scalars[copied...])
-        // The query and the fragment, item by item.
-        let view = text.unicodeScalars
-        var fragment = ""
-        var end = view.endIndex
-        if let mark = view.firstIndex(of: "#") {
-            fragment = "#" + redactForm(String(view[view.index(after: mark)...]))
-            end = mark
+        text += String(scalars[copied..<queryStart])
+        // The query (from a first `?` up to the first `#`) and the fragment, item by item.
+        guard queryStart != scalars.endIndex else { return text }
+        let hash = scalars[queryStart...].firstIndex(of: "#")
+        if scalars[queryStart] == "?" {
+            text += "?" + redactForm(String(scalars[scalars.index(after: queryStart)..<(hash ?? scalars.endIndex)]))
         }
-        let main = view[..<end]
-        if let mark = main.firstIndex(of: "?") {
-            return String(main[...mark]) + redactForm(String(main[main.index(after: mark)...])) + fragment
-        }
-        return String(main) + fragment
+        if let hash { text += "#" + redactForm(String(scalars[scalars.index(after: hash)...])) }
+        return text
     }
 
     /// Where each `scheme://user@` in `text` has user info: the end of its `://` and its last `@` before
