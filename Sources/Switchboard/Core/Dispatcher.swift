@@ -169,6 +169,19 @@ public final class Dispatcher: Sendable {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) -> RequestHandle {
+        let (operation, transport) = makeOperation(request, completionQueue: completionQueue, owner: owner, progress: progress, completion: completion)
+        launch(operation, on: transport)
+        return RequestHandle(operation: operation)
+    }
+
+    /// A send's operation and the transport it goes on, not started yet (``launch(_:on:)`` starts it).
+    func makeOperation<R: Request>(
+        _ request: R,
+        completionQueue: CallbackQueue?,
+        owner: AnyObject? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
+    ) -> (RequestOperation<R>, any Transport) {
         let (id, configuration, transport) = currentTransport()
         let operation = RequestOperation(
             id: id,
@@ -184,10 +197,14 @@ public final class Dispatcher: Sendable {
             // released must still leave it (the sweeper counts what is in it).
             onFinish: { [inFlight] id in inFlight.withLock { _ = $0.removeValue(forKey: id) } }
         )
-        inFlight.withLock { $0[id] = operation }
+        return (operation, transport)
+    }
+
+    /// Puts `operation` in flight (the sweeper watches its deadline) and starts it on `transport`.
+    func launch<R: Request>(_ operation: RequestOperation<R>, on transport: any Transport) {
+        inFlight.withLock { $0[operation.id] = operation }
         sweeper.ensureRunning()
         operation.start(on: transport)
-        return RequestHandle(operation: operation)
     }
 
     /// The transport for a send now: the one given to `init`, or one from the configuration's factory,

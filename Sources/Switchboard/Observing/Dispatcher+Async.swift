@@ -27,38 +27,20 @@ extension Dispatcher {
     public func response<R: Request>(for request: R, progress: (@Sendable (TransferProgress) -> Void)?) async throws(NetworkError) -> Response<R> {
         // A task cancelled before it asks sends nothing at all.
         if Task.isCancelled { throw .cancelled }
-        let link = CancellationLink()
+        // The operation exists before the task can be cancelled, so the cancel handler reaches it
+        // directly: a cancel before `start` is taken by `start`, after `started` (no link object, no
+        // handle, no closure around the continuation).
+        let (operation, transport) = makeOperation(request, completionQueue: .immediate, progress: progress, completion: nil)
         let result = await withTaskCancellationHandler {
-            // Unsafe rather than checked (which allocates and checks on every resume): the completion
-            // runs exactly once per send, what `RequestOperation` guarantees and the tests check.
+            // Unsafe rather than checked (which allocates and checks on every resume): the operation
+            // resumes it exactly once, what `RequestOperation` guarantees and the tests check.
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>) in
-                let handle = send(request, completionQueue: .immediate, progress: progress) { continuation.resume(returning: $0) }
-                link.attach(handle)
+                operation.resume(continuation)
+                launch(operation, on: transport)
             }
         } onCancel: {
-            link.cancel()
+            operation.cancel()
         }
         return try result.get()
-    }
-}
-
-/// Connects a task's cancellation to a send that may not have started yet.
-private final class CancellationLink: Sendable {
-    private let state = Locked<(handle: RequestHandle?, cancelled: Bool)>((nil, false))
-
-    func attach(_ handle: RequestHandle) {
-        let cancelled = state.withLock { state in
-            state.handle = handle
-            return state.cancelled
-        }
-        if cancelled { handle.cancel() }
-    }
-
-    func cancel() {
-        let handle = state.withLock { state in
-            state.cancelled = true
-            return state.handle
-        }
-        handle?.cancel()
     }
 }

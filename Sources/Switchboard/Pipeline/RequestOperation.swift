@@ -24,6 +24,71 @@ protocol InFlightOperation: AnyObject, Sendable {
     func expire(now: UInt64)
 }
 
+/// The phase of a ``RequestOperation``, outside the generic class (as ``OperationState`` is), so that
+/// its state needs no generic metadata: every lock taken in a send used to look it up.
+private enum OperationPhase {
+    /// Registered; `started` is being posted and the request built.
+    case pending
+    /// Cancelled before the first attempt: `start` delivers `cancelled` after `started`.
+    case pendingCancelled
+    /// The interceptors adapt this attempt's request, in `task` (the deadline runs).
+    case adapting(attempt: Int, task: Task<Void, Never>?)
+    /// `transport.perform` for this attempt is being called.
+    case starting(attempt: Int)
+    /// This attempt's transfer runs.
+    case running(attempt: Int, task: any TransportTask)
+    /// This attempt's transfer ended; its response is being validated (the deadline no longer runs).
+    case validating(attempt: Int)
+    /// The interceptors decide whether failed attempt `attempt` is retried, in `task`. A cancel ends
+    /// the send at once; so does the deadline (with the outcome as the retry policy has it).
+    case deciding(attempt: Int, task: Task<Void, Never>?)
+    /// Waiting to retry.
+    case waiting
+    /// Attempt `attempt` was told to stop, because of `reason` (a cancel or its deadline); its
+    /// completion ends it with that reason (or the sweeper does, once the grace period has passed).
+    case stopping(attempt: Int, reason: NetworkError)
+    case finished
+}
+
+/// A ``RequestOperation``'s mutable state, all of it behind its one lock.
+private struct OperationState {
+    var phase = OperationPhase.pending
+    /// The attempt in progress (or the last one), from 1.
+    var attempts = 0
+    /// Transfers started so far: what the terminal event reports as `attempts`.
+    var transfers = 0
+    /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
+    /// the grace period while it stops; `.max` otherwise.
+    var deadline = UInt64.max
+    /// What the attempts send (before the adapters, which run again for each), and through which
+    /// transport.
+    var route: (prepared: RequestBuilder.Prepared, transport: any Transport)?
+    /// What the current attempt sent, for the interceptors' retry decision.
+    var sent: URLRequest?
+    /// Every failed attempt's error so far.
+    var errors: [NetworkError] = []
+    /// While deciding: the attempt's outcome (a `Result<Response<R>, NetworkError>`, erased; a rare
+    /// path) and the retry policy's delay, for the deadline.
+    var undecided: (outcome: any Sendable, policyDelay: TimeInterval?)?
+    /// What the send does with the response cache, if anything.
+    var cache: CacheContext?
+    /// The last event posted to observers before the terminal one (replayed to late subscribers).
+    var lastEvent: LastEvent?
+    /// The last progress the transport reported.
+    var progress: TransferProgress?
+    /// The URL of the current attempt's transfer.
+    var url: URL?
+}
+
+/// The last non-terminal event of a send, without its request (the operation has it):
+/// ``RequestOperation`` rebuilds the `RequestEvent` when a late subscriber asks.
+private enum LastEvent {
+    case started
+    case progress(TransferProgress, attempts: Int)
+    /// A `Response<R>`, erased (the cache's answer before the network's, a rare path).
+    case cached(any Sendable)
+}
+
 /// One send of one request, from build to its single terminal event.
 ///
 /// The state lives in a lock; whoever moves it to `finished` first delivers the terminal event, so there
@@ -34,58 +99,6 @@ protocol InFlightOperation: AnyObject, Sendable {
 /// sweeper calls ``expire(now:)``, and a transport that doesn't report within a second of being told to
 /// stop is not waited for any longer.
 final class RequestOperation<R: Request>: InFlightOperation {
-    private enum Phase {
-        /// Registered; `started` is being posted and the request built.
-        case pending
-        /// Cancelled before the first attempt: `start` delivers `cancelled` after `started`.
-        case pendingCancelled
-        /// The interceptors adapt this attempt's request, in `task` (the deadline runs).
-        case adapting(attempt: Int, task: Task<Void, Never>?)
-        /// `transport.perform` for this attempt is being called.
-        case starting(attempt: Int)
-        /// This attempt's transfer runs.
-        case running(attempt: Int, task: any TransportTask)
-        /// This attempt's transfer ended; its response is being validated (the deadline no longer runs).
-        case validating(attempt: Int)
-        /// The interceptors decide whether failed attempt `attempt` is retried, in `task`. A cancel ends
-        /// the send at once; so does the deadline (with the outcome as the retry policy has it).
-        case deciding(attempt: Int, task: Task<Void, Never>?)
-        /// Waiting to retry.
-        case waiting
-        /// Attempt `attempt` was told to stop, because of `reason` (a cancel or its deadline); its
-        /// completion ends it with that reason (or the sweeper does, once the grace period has passed).
-        case stopping(attempt: Int, reason: NetworkError)
-        case finished
-    }
-
-    private struct State {
-        var phase = Phase.pending
-        /// The attempt in progress (or the last one), from 1.
-        var attempts = 0
-        /// Transfers started so far: what the terminal event reports as `attempts`.
-        var transfers = 0
-        /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
-        /// the grace period while it stops; `.max` otherwise.
-        var deadline = UInt64.max
-        /// What the attempts send (before the adapters, which run again for each), and through which
-        /// transport.
-        var route: (prepared: RequestBuilder.Prepared, transport: any Transport)?
-        /// What the current attempt sent, for the interceptors' retry decision.
-        var sent: URLRequest?
-        /// Every failed attempt's error so far.
-        var errors: [NetworkError] = []
-        /// While deciding: the attempt's outcome and the retry policy's delay, for the deadline.
-        var undecided: (outcome: Result<Response<R>, NetworkError>, policyDelay: TimeInterval?)?
-        /// What the send does with the response cache, if anything.
-        var cache: CacheContext?
-        /// The last event posted to observers before the terminal one (replayed to late subscribers).
-        var lastEvent: RequestEvent<R>?
-        /// The last progress the transport reported.
-        var progress: TransferProgress?
-        /// The URL of the current attempt's transfer.
-        var url: URL?
-    }
-
     /// How long a transfer told to stop may take to report before the send ends without it.
     static var stopGrace: UInt64 { 1_000_000_000 }
 
@@ -99,7 +112,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     private let completionQueue: CallbackQueue
     private let onFinish: @Sendable (UInt64) -> Void
-    private let state = Locked(State())
+    private let state = Locked(OperationState())
     private let hooks: [any ResponseHook]
     private let retryPolicy: RetryPolicy
     /// The send's monitors (logging first, when on); empty, with no context allocated, when none.
@@ -115,6 +128,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let coalescer: Coalescer?
     let owner: OwnerLink?
     private let startedAt = Date()
+    /// `response(for:)`'s continuation, resumed with the result instead of a completion closure.
+    /// `nonisolated(unsafe)`: written once by ``resume(_:)`` before ``start(on:)`` and read once, by
+    /// ``complete(_:)``, which runs only after `start` took the state's lock on the writing thread
+    /// (the lock orders the write before the read).
+    private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
 
     init(
         id: UInt64,
@@ -147,6 +165,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
+    /// Resumes `continuation` with the result, after the observers (as a completion on `.immediate`
+    /// would be called). Call it once, before ``start(on:)``.
+    func resume(_ continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>) {
+        self.continuation = continuation
+    }
+
     var isFinished: Bool {
         state.withLock { if case .finished = $0.phase { true } else { false } }
     }
@@ -159,23 +183,32 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     func lastEvent<T: Request>(as type: T.Type) -> RequestEvent<T>? {
-        state.withLock { $0.lastEvent } as? RequestEvent<T>
+        state.withLock { $0.lastEvent }.map(event(from:)) as? RequestEvent<T>
     }
 
     var lastAnyEvent: AnyRequestEvent? {
-        state.withLock { $0.lastEvent }.map(AnyRequestEvent.init)
+        state.withLock { $0.lastEvent }.map { AnyRequestEvent(event(from: $0)) }
+    }
+
+    /// The event `last` stands for.
+    private func event(from last: LastEvent) -> RequestEvent<R> {
+        switch last {
+        case .started: RequestEvent(.started(request), sendID: id)
+        case .progress(let progress, let attempts): RequestEvent(.progress(request, progress), sendID: id, attempts: attempts)
+        case .cached(let response): RequestEvent(.cached(response as! Response<R>), sendID: id)
+        }
     }
 
     /// Posts a non-terminal event, kept first as the send's last one (for late subscribers).
-    private func post(_ event: RequestEvent<R>) {
-        state.withLock { $0.lastEvent = event }
-        registry.post(event)
+    private func post(_ last: LastEvent) {
+        state.withLock { $0.lastEvent = last }
+        registry.post(event(from: last))
     }
 
     /// Posts `started`, builds the URLRequest and hands it to `transport`.
     func start(on transport: any Transport) {
         monitors.each { $0.requestDidStart($1) }
-        post(RequestEvent<R>(.started(request), sendID: id))
+        post(.started)
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
         let body = request.body
@@ -205,7 +238,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                     finish(.success(stored))  // no network
                     return
                 case .cachedThenLoad:
-                    post(RequestEvent<R>(.cached(stored), sendID: id))
+                    post(.cached(stored))
                 default:
                     break
                 }
@@ -375,9 +408,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var gate: ProgressGate?
         if request.reportsProgress || progressHandler != nil {
             let toObservers = request.reportsProgress
-            let post: @Sendable (TransferProgress) -> Void = { [weak self, request, id, progressHandler, completionQueue] value in
+            let post: @Sendable (TransferProgress) -> Void = { [weak self, progressHandler, completionQueue] value in
                 guard let self, self.isTransferring(attempt: number) else { return }
-                if toObservers { self.post(RequestEvent<R>(.progress(request, value), sendID: id, attempts: number)) }
+                if toObservers { self.post(.progress(value, attempts: number)) }
                 // Queued before the terminal event, which comes from this queue later: never after it.
                 if let progressHandler { completionQueue.run { progressHandler(value) } }
             }
@@ -449,7 +482,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// body is large, hooks will run or logging is on), then retries or finishes. A stopped attempt ends
     /// with its stop's reason; a late report of an attempt that already ended is ignored.
     private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int) {
-        let (stopReason, current, replaced) = state.withLock { state -> (NetworkError?, Bool, Phase?) in
+        let (stopReason, current, replaced) = state.withLock { state -> (NetworkError?, Bool, OperationPhase?) in
             switch state.phase {
             case .starting(let attempt) where attempt == number, .running(let attempt, _) where attempt == number:
                 // The replaced phase (and its task) is released below, outside the lock: a transport's
@@ -679,7 +712,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 guard let undecided = state.undecided else { return .none }
                 state.deadline = .max
                 state.phase = .validating(attempt: attempt)
-                settleLater = (attempt, undecided.outcome, undecided.policyDelay)
+                settleLater = (attempt, undecided.outcome as! Result<Response<R>, NetworkError>, undecided.policyDelay)
                 return .cancelDeciding(task)
             default:
                 state.deadline = .max
@@ -785,7 +818,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
         }
         let event = RequestEvent(request: request, result: result, sendID: id, attempts: attempts)
-        if let completion {
+        if let continuation {
+            registry.post(event)
+            continuation.resume(returning: result)
+        } else if let completion, case .immediate = completionQueue {
+            registry.post(event)
+            completion(result)
+        } else if let completion {
             registry.post(event, then: completionQueue) { completion(result) }
         } else {
             registry.post(event)

@@ -55,13 +55,7 @@ enum E2EScenario {
         var figures: [Figure] = []
 
         // SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n> runs only those levels.
-        let levels =
-            try environmentList("SWITCHBOARD_BENCH_CONCURRENCY").map { names in
-                try names.map { name in
-                    guard let level = Int(name), level > 0 else { throw BenchError("SWITCHBOARD_BENCH_CONCURRENCY: \(name) is not a concurrency level") }
-                    return level
-                }
-            } ?? [1, 8, 64]
+        let levels = try concurrencyLevels(default: [1, 8, 64])
         for concurrency in levels {
             let settings = URLSessionConfiguration.ephemeral
             settings.httpMaximumConnectionsPerHost = concurrency
@@ -304,6 +298,16 @@ enum E2EScenario {
                 "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients interleaved; server in another process; CPU is this process's user+system time (getrusage).",
             figures: figures
         )
+    }
+
+    /// The concurrency levels `SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n>` asks for, or `levels` when it is unset.
+    static func concurrencyLevels(default levels: [Int]) throws -> [Int] {
+        try environmentList("SWITCHBOARD_BENCH_CONCURRENCY").map { names in
+            try names.map { name in
+                guard let level = Int(name), level > 0 else { throw BenchError("SWITCHBOARD_BENCH_CONCURRENCY: \(name) is not a concurrency level") }
+                return level
+            }
+        } ?? levels
     }
 
     /// A comma-separated list from the environment, each item trimmed; `nil` when the variable is unset.

@@ -43,8 +43,20 @@ enum PipelineScenario {
                 client.send(WorkerGet(worker: worker)) { continuation.resume(returning: (try? $0.get())?.json["ok"] == true) }
             }
         }
+        // SWITCHBOARD_BENCH_ONLY=<client> runs one client alone, SWITCHBOARD_BENCH_REQUESTS sends at each
+        // level (for `perf record`, or instruction counts under callgrind: the difference of two counts).
+        if let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] {
+            let clients = [("transport alone", bare), ("response(for:)", awaited), ("send + closure", sent)]
+            guard let body = clients.first(where: { $0.0 == only })?.1 else { throw BenchError("SWITCHBOARD_BENCH_ONLY: no client named \(only)") }
+            let count = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? sends
+            for concurrency in try E2EScenario.concurrencyLevels(default: [1, 8]) {
+                let run = try await measure(body, sends: count, concurrency: concurrency)
+                print("\(only), c=\(concurrency): \((run.cpu * 10).rounded() / 10) CPU µs/send")
+            }
+            return ScenarioResult(scenario: "pipeline", note: "one client alone: \(only)", figures: [])
+        }
         var figures: [Figure] = []
-        for concurrency in [1, 8] {
+        for concurrency in try E2EScenario.concurrencyLevels(default: [1, 8]) {
             var samples: [String: (cpu: [Double], switches: [Double])] = [:]
             for round in 0...rounds {
                 for (name, body) in [("transport alone", bare), ("response(for:)", awaited), ("send + closure", sent)] {

@@ -19,27 +19,32 @@ final class Coalescer: Sendable {
     /// Starts `request` on `transport`, or joins the identical transfer in flight. `callbacks` must have
     /// no head callback (the shared transfer has one head for all).
     func perform(_ request: TransportRequest, key: CoalescingKey, options: TransferOptions, callbacks: TransferCallbacks, on transport: any Transport) -> any TransportTask {
-        let waiter = Waiter(callbacks)
-        let (shared, isNew) = table.withLock { [table] entries -> (SharedTransfer, Bool) in
-            if let existing = entries[key], existing.join(waiter) { return (existing, false) }
-            let created = SharedTransfer(key: key, first: waiter, table: table)
+        let (waiter, isNew) = table.withLock { [table] entries -> (Waiter, Bool) in
+            if let existing = entries[key] {
+                let joining = Waiter(callbacks, shared: existing)
+                if existing.join(joining) { return (joining, false) }
+            }
+            let created = SharedTransfer(key: key, table: table)
+            let first = Waiter(callbacks, shared: created)
+            created.join(first)
             entries[key] = created
-            return (created, true)
+            return (first, true)
         }
-        if isNew { shared.start(request, options: options, on: transport) }
-        return CoalescedTask(shared: shared, waiter: waiter)
+        if isNew { waiter.shared.start(request, options: options, on: transport) }
+        return waiter
     }
 
     /// The number of distinct transfers in flight (for tests).
     var sharedCount: Int { table.withLock { $0.count } }
 }
 
-/// One send waiting for a shared transfer: its callbacks, and whether its completion was called.
+/// One send waiting for a shared transfer: its callbacks, whether its completion was called, and its
+/// handle on the transfer (the task ``Coalescer/perform(_:key:options:callbacks:on:)`` returns).
 ///
 /// Its progress and its completion never cross: a cancel that comes (from any thread) while a
 /// progress callback runs is delivered by that callback's thread right after it, so the send never
 /// hears progress after its terminal event.
-final class Waiter: Sendable {
+final class Waiter: TransportTask {
     enum CancelDelivery {
         /// The completion was already called or claimed.
         case none
@@ -56,10 +61,24 @@ final class Waiter: Sendable {
     }
 
     let callbacks: TransferCallbacks
+    let shared: SharedTransfer
     private let delivery = Locked(Delivery())
 
-    init(_ callbacks: TransferCallbacks) {
+    init(_ callbacks: TransferCallbacks, shared: SharedTransfer) {
         self.callbacks = callbacks
+        self.shared = shared
+    }
+
+    /// Leaves the shared transfer and reports `cancelled` to this send alone, never from inside
+    /// `cancel`: from a global queue, or, when a progress callback of this send is running, from its
+    /// thread right after it. Other sends keep waiting; the last to leave cancels the transfer.
+    func cancel() {
+        let delivery = claimForCancel()
+        guard delivery != .none else { return }
+        shared.leave(self)
+        guard delivery == .now else { return }
+        let completion = callbacks.completion
+        DispatchQueue.global().async { completion(.failure(.cancelled)) }
     }
 
     /// Passes a progress value on, unless the waiter finished; then delivers a cancel that came meanwhile.
@@ -105,7 +124,10 @@ final class Waiter: Sendable {
 /// A transfer several identical sends wait for.
 final class SharedTransfer: Sendable {
     private struct State {
-        var waiters: [Waiter]
+        /// The first waiter, then the others in the order they joined (most transfers have one, kept
+        /// out of an array).
+        var first: Waiter?
+        var others: [Waiter] = []
         var task: (any TransportTask)?
         /// Every waiter left before the end: the transfer is (being) cancelled.
         var abandoned = false
@@ -116,26 +138,48 @@ final class SharedTransfer: Sendable {
     private let state: Locked<State>
     private let table: Locked<[CoalescingKey: SharedTransfer]>
 
-    init(key: CoalescingKey, first: Waiter, table: Locked<[CoalescingKey: SharedTransfer]>) {
+    init(key: CoalescingKey, table: Locked<[CoalescingKey: SharedTransfer]>) {
         self.key = key
         self.table = table
-        state = Locked(State(waiters: [first]))
+        state = Locked(State())
     }
 
     /// Adds a waiter unless the transfer ended or was abandoned. Called under the table's lock.
+    @discardableResult
     func join(_ waiter: Waiter) -> Bool {
         state.withLock { state in
             guard !state.ended, !state.abandoned else { return false }
-            state.waiters.append(waiter)
+            if state.first == nil && state.others.isEmpty {
+                state.first = waiter
+            } else {
+                state.others.append(waiter)
+            }
             return true
         }
+    }
+
+    /// Calls `body` for each waiter still here, in the order they joined, outside the lock.
+    private func forEachWaiter(clearing: Bool = false, _ body: (Waiter) -> Void) -> (any TransportTask)? {
+        let (first, others, task) = state.withLock { state in
+            defer {
+                if clearing {
+                    state.ended = true
+                    state.first = nil
+                    state.others = []
+                    state.task = nil
+                }
+            }
+            return (state.first, state.others, state.task)
+        }
+        if let first { body(first) }
+        for waiter in others { body(waiter) }
+        return task
     }
 
     func start(_ request: TransportRequest, options: TransferOptions, on transport: any Transport) {
         let callbacks = TransferCallbacks(
             progress: { [self] progress in
-                let waiters = state.withLock { $0.waiters }
-                for waiter in waiters { waiter.progress(progress) }
+                _ = forEachWaiter { $0.progress(progress) }
             },
             completion: { [self] result in complete(result) }
         )
@@ -151,23 +195,21 @@ final class SharedTransfer: Sendable {
     /// The transport's completion: every waiter still here gets the result, in the order they joined.
     private func complete(_ result: Result<TransportResponse, NetworkError>) {
         leaveTable()
-        let (waiters, task) = state.withLock { state in
-            defer {
-                state.ended = true
-                state.waiters = []
-                state.task = nil
-            }
-            return (state.waiters, state.task)
+        let task = forEachWaiter(clearing: true) { waiter in
+            if waiter.claim() { waiter.callbacks.completion(result) }
         }
         withExtendedLifetime(task) {}  // released outside the lock
-        for waiter in waiters where waiter.claim() { waiter.callbacks.completion(result) }
     }
 
     /// A waiter left (its send was cancelled or timed out). The last one to leave cancels the transfer.
     func leave(_ waiter: Waiter) {
         let (abandon, task) = state.withLock { state -> (Bool, (any TransportTask)?) in
-            state.waiters.removeAll { $0 === waiter }
-            guard state.waiters.isEmpty, !state.ended, !state.abandoned else { return (false, nil) }
+            if state.first === waiter {
+                state.first = nil
+            } else {
+                state.others.removeAll { $0 === waiter }
+            }
+            guard state.first == nil, state.others.isEmpty, !state.ended, !state.abandoned else { return (false, nil) }
             state.abandoned = true
             return (true, state.task)  // nil while `perform` runs: `start` cancels it
         }
@@ -179,30 +221,7 @@ final class SharedTransfer: Sendable {
     /// Removes this transfer from the table, so later sends start a new one.
     private func leaveTable() {
         table.withLock { table in
-            if table[key] === self { table[key] = nil }
+            if let index = table.index(forKey: key), table.values[index] === self { table.remove(at: index) }
         }
-    }
-}
-
-/// One send's handle on a shared transfer.
-private final class CoalescedTask: TransportTask {
-    let shared: SharedTransfer
-    let waiter: Waiter
-
-    init(shared: SharedTransfer, waiter: Waiter) {
-        self.shared = shared
-        self.waiter = waiter
-    }
-
-    /// Leaves the shared transfer and reports `cancelled` to this send alone, never from inside
-    /// `cancel`: from a global queue, or, when a progress callback of this send is running, from its
-    /// thread right after it. Other sends keep waiting; the last to leave cancels the transfer.
-    func cancel() {
-        let delivery = waiter.claimForCancel()
-        guard delivery != .none else { return }
-        shared.leave(waiter)
-        guard delivery == .now else { return }
-        let completion = waiter.callbacks.completion
-        DispatchQueue.global().async { completion(.failure(.cancelled)) }
     }
 }

@@ -18,6 +18,8 @@ struct CoalescingKey: Hashable, Sendable {
     let redirects: RedirectRules
     /// A send never joins a transfer that waits longer (or shorter) for a byte than it would.
     let idleTimeout: TimeInterval?
+    /// The method's and the URL's hash (see ``hash(into:)``).
+    private let digest: Int
 
     /// The key of a transfer that may be shared, or `nil` when it may not: a body from a file or a
     /// stream (read once per transfer) or a response body going to a file.
@@ -36,5 +38,17 @@ struct CoalescingKey: Hashable, Sendable {
         maximumResponseSize = options.maximumResponseSize
         redirects = options.redirects
         idleTimeout = options.idleTimeout ?? request.urlRequest.timeoutInterval
+        var hasher = Hasher()
+        hasher.combine(method)
+        hasher.combine(self.url)
+        digest = hasher.finalize()
+    }
+
+    /// The hash: of the method and the URL only, computed once (a send looks its key up and removes
+    /// it, each hashing it). Equal keys still hash equally; hashing every header, the body and the
+    /// redirect rules (a set of schemes) on each send cost more than the comparisons it would save.
+    /// `==` compares every field.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(digest)
     }
 }
