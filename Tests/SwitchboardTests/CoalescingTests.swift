@@ -75,6 +75,26 @@ struct Shared: Request {
         }
     }
 
+    @Test func aSendJoiningAfterTheFirstLeftSharesTheTransferWithTheRest() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let recorder = RecordingObserver<Shared>()
+            recorder.observe(client)
+            let first = client.send(Shared("/concurrent/relay?ms=4000"))
+            let second = client.send(Shared("/concurrent/relay?ms=4000"))
+            first.cancel()
+            _ = try await recorder.terminalEvent(ofSend: first.id)
+            let third = client.send(Shared("/concurrent/relay?ms=4000"))  // joins the transfer the first started (held 4 s, however loaded the machine)
+            for handle in [second, third] {
+                let finished = try await recorder.terminalEvent(ofSend: handle.id, timeout: 10 * timeScale)
+                #expect(finished.response?.json["key"] == "relay")
+            }
+            #expect(server.hits("/concurrent/relay") == 1)
+            #expect(recorder.events(ofSend: first.id).filter(\.isTerminal).map { $0.error?.isCancelled } == [true])
+            #expect(client.sharedTransferCount == 0)
+        }
+    }
+
     @Test func cancellingEveryCoalescedSendCancelsTheTransferAndTheNextSendStartsAnew() async throws {
         try await withServer { server in
             let client = makeClient(server)

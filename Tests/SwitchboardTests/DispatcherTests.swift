@@ -92,6 +92,35 @@ import Testing
         }
     }
 
+    @Test func tasksCancelledAsTheySendEachEndOnceWithCancelledAfterStarted() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            // Cancels that land before the send, while it is made, and while it runs.
+            let tasks = (0..<60).map { n in
+                Task { () async throws(NetworkError) -> Response<Get> in
+                    try await client.response(for: Get("/delay/60000?n=\(n)"))
+                }
+            }
+            for (n, task) in tasks.enumerated() {
+                if n % 3 == 1 { await Task.yield() }
+                if n % 3 == 2 { try await Task.sleep(nanoseconds: 1_000_000) }
+                task.cancel()
+            }
+            for task in tasks {
+                let result = await task.result
+                #expect((result.failure as? NetworkError)?.isCancelled == true)
+            }
+            #expect(await eventually { client.inFlightCount == 0 })
+            let bySend = Dictionary(grouping: log.events, by: \.sendID)
+            for (sendID, events) in bySend {
+                #expect(events.map(\.isTerminal) == [false, true], "send \(sendID): \(events.map(\.kind))")
+                #expect(events.last?.error?.isCancelled == true)
+            }
+        }
+    }
+
     @Test func alreadyCancelledTaskNeverReachesTheServer() async throws {
         try await withServer { server in
             let client = makeClient(server)

@@ -85,6 +85,53 @@ import Testing
         #expect(live == [true])  // without replay, only what happens after subscribing
     }
 
+    @Test func aReplayedProgressEventKeepsItsValueAndAttempt() async throws {
+        try await withServer { server in
+            let client = makeClient(server)
+            let request = Get("/drip?chunks=400&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            let running = client.send(request)
+            #expect(await eventually { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
+            var replayed: RequestEvent<Get>?
+            for await event in client.events(for: Get.self, replayingLast: true) {
+                replayed = event
+                break
+            }
+            running.cancel()
+            let event = try #require(replayed)
+            #expect(event.sendID == running.id && event.attempts == 1 && event.request.path == request.path)
+            #expect(event.progress?.bytesReceived ?? 0 > 0, "\(event.kind)")
+            var erased: AnyRequestEvent?
+            let bus = client.allEvents(replayingLast: true)
+            for await event in bus {
+                erased = event
+                break
+            }
+            // The send may have ended meanwhile (its cancel): then nothing is replayed.
+            if let erased, !erased.isTerminal { #expect(erased.sendID == running.id && erased.typed(Get.self)?.request.path == request.path) }
+        }
+    }
+
+    @Test func aReplayedCachedEventCarriesTheStoredResponse() async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.cache = ResponseCache(directory: nil) }
+            let request = Get("/concurrent/replayed?ms=800").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
+            _ = try await client.response(for: request)  // stored
+            let second = client.send(request)  // `cached` at once, then the network, 800 ms later
+            var replayed: RequestEvent<Get>?
+            for await event in client.events(for: Get.self, replayingLast: true) {
+                replayed = event
+                break
+            }
+            second.cancel()
+            let event = try #require(replayed)
+            guard case .cached(let stored) = event.kind else {
+                Issue.record("replayed \(event.kind), not the cached response")
+                return
+            }
+            #expect(event.sendID == second.id && stored.source == .cache && stored.json["key"] == "replayed")
+        }
+    }
+
     @Test func theBusReplaysToo() async throws {
         let (_, client) = stubbedClient(delay: 0.5)
         let running = client.send(Ping())

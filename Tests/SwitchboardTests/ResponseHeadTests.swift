@@ -52,7 +52,8 @@ import Testing
     @Test func aResponseFromAParsedHeadKeepsItsPublicFace() throws {
         let head = Self.head([("Content-Type", "application/json"), ("ETag", "\"v1\"")])
         let transport = TransportResponse(head: head, data: Data("{\"ok\":true}".utf8), timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))
-        let response = try ResponseValidator.validate(transport, for: Get("/x"), configuration: Configuration()).get()
+        let request = Get("/x")
+        let response = Response(request: request, parts: try ResponseValidator.validate(transport, for: request, configuration: Configuration()).get())
         #expect(response.statusCode == 200 && response.httpResponse.statusCode == 200)
         #expect(response.headers["etag"] == "\"v1\"" && response.httpResponse.value(forHTTPHeaderField: "ETag") == "\"v1\"")
         #expect(response.json["ok"] == true)

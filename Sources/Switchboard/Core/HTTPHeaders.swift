@@ -102,7 +102,9 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The fields as a dictionary (names as given).
     public var dictionary: [String: String] {
-        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+        var dictionary = [String: String](minimumCapacity: fields.count)
+        for field in fields { dictionary[field.name] = field.value }  // the last of equal names wins
+        return dictionary
     }
 
     /// Whether there are no fields.

@@ -14,25 +14,34 @@ import FoundationNetworking
 public struct Response<R: Request>: Sendable {
     /// The request this answers.
     public let request: R
+    /// Everything but the request: what the pipeline carries from the transport to delivery, as one
+    /// value of a non-generic type (no generic metadata to look up, no value witnesses to call).
+    var parts: ResponseParts
     /// The HTTP response.
-    public var httpResponse: HTTPURLResponse { head.response }
+    public var httpResponse: HTTPURLResponse { parts.head.response }
     /// The head, made into an `HTTPURLResponse` only when asked (see ``ResponseHead``).
-    let head: ResponseHead
+    var head: ResponseHead { parts.head }
     /// The body, as received; empty for a download (see ``fileURL``).
-    public let data: Data
+    public var data: Data { parts.data }
     /// For a ``DownloadRequest``, the downloaded file (its destination); otherwise `nil`.
-    public let fileURL: URL?
+    public var fileURL: URL? { parts.fileURL }
     /// The body decoded once, before delivery; `.null` for an empty body or a `.data` request.
-    public let json: JSON
+    public var json: JSON { parts.json }
     /// Where the response came from.
-    public let source: Source
+    public var source: Source { Source(parts.origin) }
     /// When it started, when the first byte came, how long it took (the last attempt).
-    public let timing: Timing
+    public var timing: Timing { parts.timing }
     /// How many attempts it took (more than 1 after retries, see ``RetryPolicy``).
-    public internal(set) var attempts: Int = 1
+    public internal(set) var attempts: Int {
+        get { parts.attempts }
+        set { parts.attempts = newValue }
+    }
     /// The send it answers: its ``RequestHandle/id`` and the ``RequestEvent/sendID`` of its events
     /// (0 for a response made outside a dispatcher).
-    public internal(set) var sendID: UInt64 = 0
+    public internal(set) var sendID: UInt64 {
+        get { parts.sendID }
+        set { parts.sendID = newValue }
+    }
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -45,21 +54,34 @@ public struct Response<R: Request>: Sendable {
         /// From the response cache because the network failed (``CachePolicy/Mode/networkElseCache``):
         /// it may be out of date.
         case stale
+
+        init(_ origin: ResponseOrigin) {
+            switch origin {
+            case .network: self = .network
+            case .cache: self = .cache
+            case .revalidated: self = .revalidated
+            case .stale: self = .stale
+            }
+        }
+
+        var origin: ResponseOrigin {
+            switch self {
+            case .network: .network
+            case .cache: .cache
+            case .revalidated: .revalidated
+            case .stale: .stale
+            }
+        }
     }
 
     /// Creates a response (for tests and custom transports).
     public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing, fileURL: URL? = nil) {
-        self.init(request: request, head: ResponseHead(httpResponse), data: data, json: json, source: source, timing: timing, fileURL: fileURL)
+        self.init(request: request, parts: ResponseParts(head: ResponseHead(httpResponse), data: data, fileURL: fileURL, json: json, origin: source.origin, timing: timing))
     }
 
-    init(request: R, head: ResponseHead, data: Data, json: JSON, source: Source, timing: Timing, fileURL: URL?) {
+    init(request: R, parts: ResponseParts) {
         self.request = request
-        self.head = head
-        self.data = data
-        self.fileURL = fileURL
-        self.json = json
-        self.source = source
-        self.timing = timing
+        self.parts = parts
     }
 
     /// The HTTP status code.
@@ -94,6 +116,32 @@ public struct Response<R: Request>: Sendable {
     }
 
     private var snippet: String { String(String(decoding: data.prefix(200), as: UTF8.self)) }
+}
+
+/// A ``Response`` without its request: the pipeline's form of a response, from validation to delivery.
+struct ResponseParts: Sendable {
+    let head: ResponseHead
+    let data: Data
+    let fileURL: URL?
+    let json: JSON
+    let origin: ResponseOrigin
+    let timing: Timing
+    var attempts = 1
+    var sendID: UInt64 = 0
+
+    init(head: ResponseHead, data: Data, fileURL: URL?, json: JSON, origin: ResponseOrigin, timing: Timing) {
+        self.head = head
+        self.data = data
+        self.fileURL = fileURL
+        self.json = json
+        self.origin = origin
+        self.timing = timing
+    }
+}
+
+/// ``Response/Source`` outside the generic type, for the pipeline.
+enum ResponseOrigin: Sendable {
+    case network, cache, revalidated, stale
 }
 
 /// When a request ran.

@@ -103,7 +103,21 @@ final class ObserverRegistry: Sendable {
     /// Delivers `event` to every entry registered for `R` now. Never holds the lock while calling out.
     @inlinable
     func post<R: Request>(_ event: RequestEvent<R>) {
+        deliver(event, to: snapshot(ObjectIdentifier(R.self)))
+    }
+
+    /// Delivers the event `makeEvent` makes to every entry registered for `R` now; when nothing
+    /// listens (no entry for `R`, none on the bus), the event is not even made: the common case of
+    /// `response(for:)`, which then builds no event at all.
+    func post<R: Request>(_ type: R.Type, _ makeEvent: () -> RequestEvent<R>) {
         let groups = snapshot(ObjectIdentifier(R.self))
+        guard hasBusListeners || groups.contains(where: { !$0.entries.isEmpty }) else { return }
+        deliver(makeEvent(), to: groups)
+    }
+
+    /// Delivers `event` to the entries of a snapshot, then to the bus.
+    @inlinable
+    func deliver<R: Request>(_ event: RequestEvent<R>, to groups: [DeliveryGroup]) {
         for group in groups where !group.entries.isEmpty {
             if let queue = group.queue {
                 let entries = group.entries

@@ -67,9 +67,8 @@ private struct OperationState {
     var sent: URLRequest?
     /// Every failed attempt's error so far.
     var errors: [NetworkError] = []
-    /// While deciding: the attempt's outcome (a `Result<Response<R>, NetworkError>`, erased; a rare
-    /// path) and the retry policy's delay, for the deadline.
-    var undecided: (outcome: any Sendable, policyDelay: TimeInterval?)?
+    /// While deciding: the attempt's outcome and the retry policy's delay, for the deadline.
+    var undecided: (outcome: Outcome, policyDelay: TimeInterval?)?
     /// What the send does with the response cache, if anything.
     var cache: CacheContext?
     /// The last event posted to observers before the terminal one (replayed to late subscribers).
@@ -80,13 +79,16 @@ private struct OperationState {
     var url: URL?
 }
 
+/// What an attempt, and then the send, ends with, before the request is added to the response.
+private typealias Outcome = Result<ResponseParts, NetworkError>
+
 /// The last non-terminal event of a send, without its request (the operation has it):
 /// ``RequestOperation`` rebuilds the `RequestEvent` when a late subscriber asks.
 private enum LastEvent {
     case started
     case progress(TransferProgress, attempts: Int)
-    /// A `Response<R>`, erased (the cache's answer before the network's, a rare path).
-    case cached(any Sendable)
+    /// The cache's answer, before the network's.
+    case cached(ResponseParts)
 }
 
 /// One send of one request, from build to its single terminal event.
@@ -195,14 +197,14 @@ final class RequestOperation<R: Request>: InFlightOperation {
         switch last {
         case .started: RequestEvent(.started(request), sendID: id)
         case .progress(let progress, let attempts): RequestEvent(.progress(request, progress), sendID: id, attempts: attempts)
-        case .cached(let response): RequestEvent(.cached(response as! Response<R>), sendID: id)
+        case .cached(let parts): RequestEvent(.cached(Response(request: request, parts: parts)), sendID: id)
         }
     }
 
     /// Posts a non-terminal event, kept first as the send's last one (for late subscribers).
     private func post(_ last: LastEvent) {
         state.withLock { $0.lastEvent = last }
-        registry.post(event(from: last))
+        registry.post(R.self) { event(from: last) }
     }
 
     /// Posts `started`, builds the URLRequest and hands it to `transport`.
@@ -231,7 +233,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
         if let policy = request.cachePolicy, let context = CacheStage.context(for: request, prepared: prepared, configuration: configuration, policy: policy) {
             state.withLock { $0.cache = context }
-            if let entry = context.stored, case .success(let stored) = cachedResponse(entry, source: .cache) {
+            if let entry = context.stored, case .success(let stored) = cachedResponse(entry, origin: .cache) {
                 switch policy.mode {
                 case .cacheElseLoad where entry.isFresh(at: Date()):
                     if takePendingCancel() { return }
@@ -249,9 +251,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// A stored entry as a response to this request, validated like one from the network.
-    private func cachedResponse(_ entry: CachedEntry, source: Response<R>.Source) -> Result<Response<R>, NetworkError> {
+    private func cachedResponse(_ entry: CachedEntry, origin: ResponseOrigin) -> Outcome {
         guard let transported = CacheStage.transportResponse(entry) else { return .failure(.invalidRequest(reason: "an unusable cache entry")) }
-        return ResponseValidator.validate(transported, for: request, configuration: configuration, source: source, parsed: entry.decoded?.json)
+        return ResponseValidator.validate(transported, for: request, configuration: configuration, origin: origin, parsed: entry.decoded?.json)
     }
 
     /// Delivers `cancelled` if a cancel came while pending; returns whether it did.
@@ -519,13 +521,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
         monitors.each { $0.request($1, didReceive: result, attempt: number) }
         // A 304 to a conditional request from the cache answers with the stored response.
         var received = result
-        var source = Response<R>.Source.network
+        var origin = ResponseOrigin.network
         if case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
-            (received, source) = (.success(revalidated), .revalidated)
+            (received, origin) = (.success(revalidated), .revalidated)
         }
-        let outcome = received.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration, source: source) }
+        let outcome = received.flatMap { ResponseValidator.validate($0, for: request, configuration: configuration, origin: origin) }
         if !monitors.isEmpty, case .success = result {
-            let decoded = Self.context(of: outcome)
+            let decoded = context(of: outcome)
             monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
         }
         decide(outcome, attempt: number)
@@ -533,7 +535,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Retries or finishes attempt `number` with `outcome`, unless the attempt already ended. A cancel
     /// that came meanwhile wins.
-    private func decide(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int) {
+    private func decide(_ outcome: Outcome, attempt number: Int) {
         // The retry policy is read before taking the lock (`retryPolicy` is the request's own code).
         let policyDelay: TimeInterval? = outcome.failure.flatMap { $0.isCancelled ? nil : retryDelay(after: number, error: $0) }
         guard !interceptors.isEmpty, let error = outcome.failure, !error.isCancelled, number < Self.maximumAttempts else {
@@ -590,7 +592,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// if the attempt already ended; a cancel that came meanwhile wins.
     /// `decidedByInterceptors`: the interceptors' decision, which counts only while they are still
     /// asked (not after the deadline took the decision from them).
-    private func settle(_ outcome: Result<Response<R>, NetworkError>, attempt number: Int, delay: TimeInterval?, decidedByInterceptors: Bool = false) {
+    private func settle(_ outcome: Outcome, attempt number: Int, delay: TimeInterval?, decidedByInterceptors: Bool = false) {
         let next = state.withLock { state -> TransferOutcome in
             switch state.phase {
             case .deciding(let attempt, _) where attempt == number && decidedByInterceptors:
@@ -687,7 +689,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
     /// `timedOut`); a stop the transport hasn't reported within the grace period ends without it.
     func expire(now: UInt64) {
-        var settleLater: (attempt: Int, outcome: Result<Response<R>, NetworkError>, delay: TimeInterval?)?
+        var settleLater: (attempt: Int, outcome: Outcome, delay: TimeInterval?)?
         let action = state.withLock { state -> ExpireAction in
             guard now >= state.deadline else { return .none }
             let grace = now &+ Self.stopGrace
@@ -712,7 +714,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 guard let undecided = state.undecided else { return .none }
                 state.deadline = .max
                 state.phase = .validating(attempt: attempt)
-                settleLater = (attempt, undecided.outcome as! Result<Response<R>, NetworkError>, undecided.policyDelay)
+                settleLater = (attempt, undecided.outcome, undecided.policyDelay)
                 return .cancelDeciding(task)
             default:
                 state.deadline = .max
@@ -738,7 +740,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// Finishes a send whose next attempt could not be built or adapted.
-    private func finish(_ result: Result<Response<R>, NetworkError>) {
+    private func finish(_ result: Outcome) {
         let first = state.withLock { state -> Bool in
             switch state.phase {
             case .finished: return false
@@ -753,7 +755,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// Runs the hooks and delivers the one terminal event; the state is already `finished`.
-    private func complete(_ result: Result<Response<R>, NetworkError>) {
+    private func complete(_ result: Outcome) {
         // The state is final: the count of transfers started no longer changes. What the attempts
         // sent is no longer needed (a handle may outlive the send; an assembled body's temporary
         // file goes now); it is released outside the lock.
@@ -773,24 +775,24 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// The cache's part in the end of a send: the network's success is stored; with
     /// ``CachePolicy/Mode/networkElseCache`` a network failure is answered by the stored entry.
-    private func cached(_ result: Result<Response<R>, NetworkError>) -> Result<Response<R>, NetworkError> {
+    private func cached(_ result: Outcome) -> Outcome {
         guard let context = state.withLock({ $0.cache }) else { return result }
         switch result {
-        case .success(let response) where response.source == .network || response.source == .revalidated:
+        case .success(let response) where response.origin == .network || response.origin == .revalidated:
             CacheStage.store(response, context)
         case .failure(let error) where context.policy.mode == .networkElseCache && CacheStage.isNetworkFailure(error):
-            if let entry = context.stored, case .success(let stale) = cachedResponse(entry, source: .stale) { return .success(stale) }
+            if let entry = context.stored, case .success(let stale) = cachedResponse(entry, origin: .stale) { return .success(stale) }
         default:
             break
         }
         return result
     }
 
-    private func applyHooks(to result: Result<Response<R>, NetworkError>) -> Result<Response<R>, NetworkError> {
+    private func applyHooks(to result: Outcome) -> Outcome {
         guard !hooks.isEmpty else { return result }
         var outcome = result
         if case .success(let response) = outcome {
-            let context = ResponseContext(request: request, httpResponse: response.httpResponse, data: response.data, json: response.json)
+            let context = ResponseContext(request: request, httpResponse: response.head.response, data: response.data, json: response.json)
             do {
                 for hook in hooks { try hook.didSucceed(context) }
             } catch {
@@ -806,28 +808,35 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// The one terminal event: monitors' didFinish, willDeliver → observers, then the call's own
     /// closure → didDeliver.
-    private func deliver(_ result: Result<Response<R>, NetworkError>, attempts: Int) {
+    private func deliver(_ outcome: Outcome, attempts: Int) {
         onFinish(id)
-        let error = result.failure
+        let error = outcome.failure
         let callbackQueue = configuration.callbackQueue
         if !monitors.isEmpty {
-            let finished = Self.context(of: result)
+            let finished = context(of: outcome)
             monitors.each { $0.request($1, didFinish: finished) }
             callbackQueue.run { [monitors] in
                 monitors.each { $0.requestWillDeliver($1, error: error) }
             }
         }
-        let event = RequestEvent(request: request, result: result, sendID: id, attempts: attempts)
-        if let continuation {
-            registry.post(event)
-            continuation.resume(returning: result)
-        } else if let completion, case .immediate = completionQueue {
-            registry.post(event)
-            completion(result)
-        } else if let completion {
-            registry.post(event, then: completionQueue) { completion(result) }
+        let result: Result<Response<R>, NetworkError>
+        switch outcome {
+        case .success(let parts): result = .success(Response(request: request, parts: parts))
+        case .failure(let error): result = .failure(error)
+        }
+        func event() -> RequestEvent<R> { RequestEvent(request: request, result: result, sendID: id, attempts: attempts) }
+        if let completion, completionQueue.dispatchQueue != nil {
+            // Observers first, then the completion, on its queue (in their block when they share it).
+            registry.post(event(), then: completionQueue) { completion(result) }
         } else {
-            registry.post(event)
+            // The event is made only if something observes it; the completion (or the continuation)
+            // runs here, after the `.immediate` observers.
+            registry.post(R.self, event)
+            if let continuation {
+                continuation.resume(returning: result)
+            } else {
+                completion?(result)
+            }
         }
         if !monitors.isEmpty {
             callbackQueue.run { [monitors] in
@@ -837,8 +846,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// A result as monitors see it, whatever the request type.
-    private static func context(of result: Result<Response<R>, NetworkError>) -> Result<ResponseContext, NetworkError> {
-        result.map { ResponseContext(request: $0.request, httpResponse: $0.httpResponse, data: $0.data, json: $0.json) }
+    private func context(of outcome: Outcome) -> Result<ResponseContext, NetworkError> {
+        outcome.map { ResponseContext(request: request, httpResponse: $0.head.response, data: $0.data, json: $0.json) }
     }
 }
 

@@ -7,13 +7,14 @@ import FoundationNetworking
 /// status first (so a 500 with an HTML page reports its status and body), then content type, then the
 /// body decoded once, then the JSON's shape.
 enum ResponseValidator {
+    /// The response's parts (the caller adds the request), or the error.
     static func validate<R: Request>(
         _ transport: TransportResponse,
         for request: R,
         configuration: Configuration,
-        source: Response<R>.Source = .network,
+        origin: ResponseOrigin = .network,
         parsed: JSON? = nil
-    ) -> Result<Response<R>, NetworkError> {
+    ) -> Result<ResponseParts, NetworkError> {
         let head = transport.head
         let status = head.statusCode
         let validation = request.validation
@@ -38,7 +39,7 @@ enum ResponseValidator {
         if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
             return .failure(.jsonShape(mismatch))
         }
-        return .success(Response(request: request, head: head, data: transport.data, json: json, source: source, timing: transport.timing, fileURL: transport.fileURL))
+        return .success(ResponseParts(head: head, data: transport.data, fileURL: transport.fileURL, json: json, origin: origin, timing: transport.timing))
     }
 
     /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines

@@ -30,6 +30,7 @@ struct Get: Request {
     var reportsProgress: Bool = false
     var headers: HTTPHeaders = [:]
     var parameters: JSON? = nil
+    var cachePolicy: CachePolicy? = nil
 
     init(_ path: String) { self.path = path }
 }

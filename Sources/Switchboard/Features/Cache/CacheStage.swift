@@ -122,24 +122,25 @@ enum CacheStage {
     }
 
     /// Stores a successful response from the network (or a revalidation) unless it says `no-store`.
-    static func store<R: Request>(_ response: Response<R>, _ context: CacheContext) {
-        let control = response.httpResponse.value(forHTTPHeaderField: "Cache-Control")?.lowercased() ?? ""
+    static func store(_ response: ResponseParts, _ context: CacheContext) {
+        let httpResponse = response.head.response
+        let control = httpResponse.value(forHTTPHeaderField: "Cache-Control")?.lowercased() ?? ""
         guard !control.contains("no-store") else {
             context.cache.remove(key: context.key)
             return
         }
         var headers: [String: String] = [:]
-        for (name, value) in response.httpResponse.allHeaderFields {
+        for (name, value) in httpResponse.allHeaderFields {
             if let name = name as? String, let value = value as? String { headers[name] = value }
         }
         let now = Date()
         var entry = CachedEntry(
-            key: context.key, url: response.httpResponse.url?.absoluteString ?? "", statusCode: response.statusCode, headers: headers,
+            key: context.key, url: httpResponse.url?.absoluteString ?? "", statusCode: response.head.statusCode, headers: headers,
             storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
             sensitiveData: context.policy.sensitiveData, appVersion: context.appVersion
         )
         entry.body = response.data
-        entry.decoded = CachedEntry.Decoded(head: response.httpResponse, json: response.json)
+        entry.decoded = CachedEntry.Decoded(head: httpResponse, json: response.json)
         context.cache.store(entry)
     }
 

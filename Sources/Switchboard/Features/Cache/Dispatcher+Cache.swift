@@ -21,7 +21,7 @@ extension Dispatcher {
             let entry = context.stored, allowingExpired || entry.isFresh(at: Date()),
             let transported = CacheStage.transportResponse(entry)
         else { return nil }
-        return try? ResponseValidator.validate(transported, for: request, configuration: configuration, source: .cache).get()
+        return try? ResponseValidator.validate(transported, for: request, configuration: configuration, origin: .cache).map { Response(request: request, parts: $0) }.get()
     }
 
     /// Removes the stored response for `request` (its key: method, final URL, body, sensitive data).
