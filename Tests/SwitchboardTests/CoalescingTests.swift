@@ -82,9 +82,11 @@ struct Shared: Request {
             recorder.observe(client)
             let first = client.send(Shared("/concurrent/relay?ms=4000"))
             let second = client.send(Shared("/concurrent/relay?ms=4000"))
-            first.cancel()
+            first.cancel()  // leaves the shared transfer before it returns
+            // Joins the transfer the first started, which the first left (sent at once: a wait here, on a
+            // loaded machine, could outlast the server's hold).
+            let third = client.send(Shared("/concurrent/relay?ms=4000"))
             _ = try await recorder.terminalEvent(ofSend: first.id)
-            let third = client.send(Shared("/concurrent/relay?ms=4000"))  // joins the transfer the first started (held 4 s, however loaded the machine)
             for handle in [second, third] {
                 let finished = try await recorder.terminalEvent(ofSend: handle.id, timeout: 10 * timeScale)
                 #expect(finished.response?.json["key"] == "relay")
