@@ -88,47 +88,59 @@ import Testing
     @Test func aReplayedProgressEventKeepsItsValueAndAttempt() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            let request = Get("/drip?chunks=400&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            // Drips for a minute: it runs while the streams subscribe, however loaded the machine.
+            let request = Get("/drip?chunks=6000&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
             let running = client.send(request)
-            #expect(await eventually { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
-            var replayed: RequestEvent<Get>?
-            for await event in client.events(for: Get.self, replayingLast: true) {
-                replayed = event
-                break
-            }
-            running.cancel()
-            let event = try #require(replayed)
+            defer { running.cancel() }
+            #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
+            let event = try #require(await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true)))
             #expect(event.sendID == running.id && event.attempts == 1 && event.request.path == request.path)
             #expect(event.progress?.bytesReceived ?? 0 > 0, "\(event.kind)")
-            var erased: AnyRequestEvent?
-            let bus = client.allEvents(replayingLast: true)
-            for await event in bus {
-                erased = event
-                break
-            }
-            // The send may have ended meanwhile (its cancel): then nothing is replayed.
-            if let erased, !erased.isTerminal { #expect(erased.sendID == running.id && erased.typed(Get.self)?.request.path == request.path) }
+            let erased = try #require(await Self.firstEvent(of: client.allEvents(replayingLast: true)))
+            #expect(erased.sendID == running.id && erased.typed(Get.self)?.progress != nil && erased.request.path == request.path)
         }
     }
 
     @Test func aReplayedCachedEventCarriesTheStoredResponse() async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.cache = ResponseCache(directory: nil) }
-            let request = Get("/concurrent/replayed?ms=800").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
-            _ = try await client.response(for: request)  // stored
-            let second = client.send(request)  // `cached` at once, then the network, 800 ms later
-            var replayed: RequestEvent<Get>?
-            for await event in client.events(for: Get.self, replayingLast: true) {
-                replayed = event
-                break
+            // Answers the first request at once and holds every later one (until the server stops).
+            let answered = Box(0)
+            server.route("GET", "/replayed") { request in
+                let count = answered.mutate { count in
+                    count += 1
+                    return count
+                }
+                if count > 1 { request.sleep(seconds: 120) }
+                return .json(["key": "replayed", "count": count])
             }
-            second.cancel()
-            let event = try #require(replayed)
+            let client = makeClient(server) { $0.cache = ResponseCache(directory: nil) }
+            let request = Get("/replayed").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
+            _ = try await client.response(for: request)  // stored
+            let second = client.send(request)  // `cached` at once, then the network, held
+            defer { second.cancel() }
+            let event = try #require(await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true)))
             guard case .cached(let stored) = event.kind else {
                 Issue.record("replayed \(event.kind), not the cached response")
                 return
             }
-            #expect(event.sendID == second.id && stored.source == .cache && stored.json["key"] == "replayed")
+            #expect(event.sendID == second.id && stored.source == .cache && stored.json["count"] == 1)
+        }
+    }
+
+    /// The first element of `stream`, or `nil` when none comes within `timeout` seconds.
+    private static func firstEvent<Element: Sendable>(of stream: AsyncStream<Element>, timeout: TimeInterval = 30) async -> Element? {
+        await withTaskGroup(of: Element?.self) { group in
+            group.addTask {
+                for await element in stream { return element }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 
