@@ -132,8 +132,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let startedAt = Date()
     /// `response(for:)`'s continuation, resumed with the result instead of a completion closure.
     /// `nonisolated(unsafe)`: written once by ``resume(_:)`` before ``start(on:)`` and read once, by
-    /// ``complete(_:)``, which runs only after `start` took the state's lock on the writing thread
-    /// (the lock orders the write before the read).
+    /// ``deliver(_:attempts:)`` (from ``complete(_:)``), which runs only after `start` took the state's
+    /// lock on the writing thread (the lock orders the write before the read). Until `start`, the
+    /// operation is in no table the sweeper or a scope can reach.
     private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
 
     init(
@@ -170,6 +171,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Resumes `continuation` with the result, after the observers (as a completion on `.immediate`
     /// would be called). Call it once, before ``start(on:)``.
     func resume(_ continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>) {
+        assert(self.continuation == nil, "an operation resumes one continuation")
         self.continuation = continuation
     }
 

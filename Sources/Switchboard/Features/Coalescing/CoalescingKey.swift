@@ -18,7 +18,7 @@ struct CoalescingKey: Hashable, Sendable {
     let redirects: RedirectRules
     /// A send never joins a transfer that waits longer (or shorter) for a byte than it would.
     let idleTimeout: TimeInterval?
-    /// The method's and the URL's hash (see ``hash(into:)``).
+    /// The hash of the method, the URL, the headers and the body (see ``hash(into:)``).
     private let digest: Int
 
     /// The key of a transfer that may be shared, or `nil` when it may not: a body from a file or a
@@ -41,13 +41,15 @@ struct CoalescingKey: Hashable, Sendable {
         var hasher = Hasher()
         hasher.combine(method)
         hasher.combine(self.url)
+        hasher.combine(headers)
+        hasher.combine(body)
         digest = hasher.finalize()
     }
 
-    /// The hash: of the method and the URL only, computed once (a send looks its key up and removes
-    /// it, each hashing it). Equal keys still hash equally; hashing every header, the body and the
-    /// redirect rules (a set of schemes) on each send cost more than the comparisons it would save.
-    /// `==` compares every field.
+    /// The hash, computed once (a send looks its key up, stores it and removes it): of the method, the
+    /// URL, the header fields and the body, so sends to one URL that differ in a header (a trace id, a
+    /// user's `Authorization`) don't pile up in one bucket. The transfer options are left out (they
+    /// rarely differ for one URL); `==` compares every field.
     func hash(into hasher: inout Hasher) {
         hasher.combine(digest)
     }
