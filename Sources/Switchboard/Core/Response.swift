@@ -128,15 +128,6 @@ struct ResponseParts: Sendable {
     let timing: Timing
     var attempts = 1
     var sendID: UInt64 = 0
-
-    init(head: ResponseHead, data: Data, fileURL: URL?, json: JSON, origin: ResponseOrigin, timing: Timing) {
-        self.head = head
-        self.data = data
-        self.fileURL = fileURL
-        self.json = json
-        self.origin = origin
-        self.timing = timing
-    }
 }
 
 /// ``Response/Source`` outside the generic type, for the pipeline.

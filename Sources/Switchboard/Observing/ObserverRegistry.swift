@@ -129,10 +129,16 @@ final class ObserverRegistry: Sendable {
         if hasBusListeners { postToBus(event) }
     }
 
-    /// Delivers `event`, then runs `then` on `queue`: in the same block as the observers on that queue
-    /// when there are any (one `async` instead of two), otherwise on its own.
-    func post<R: Request>(_ event: RequestEvent<R>, then queue: CallbackQueue, _ then: @escaping @Sendable () -> Void) {
+    /// Delivers the event `makeEvent` makes, then runs `then` on `queue`: in the same block as the
+    /// observers on that queue when there are any (one `async` instead of two), otherwise on its own.
+    /// When nothing listens, the event is not made.
+    func post<R: Request>(_ type: R.Type, then queue: CallbackQueue, _ makeEvent: () -> RequestEvent<R>, _ then: @escaping @Sendable () -> Void) {
         let groups = snapshot(ObjectIdentifier(R.self))
+        guard hasBusListeners || groups.contains(where: { !$0.entries.isEmpty }) else {
+            queue.run(then)
+            return
+        }
+        let event = makeEvent()
         let target = queue.dispatchQueue
         var joined = false
         for group in groups where !group.entries.isEmpty {

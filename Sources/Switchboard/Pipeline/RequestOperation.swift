@@ -794,9 +794,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         guard !hooks.isEmpty else { return result }
         var outcome = result
         if case .success(let response) = outcome {
-            let context = ResponseContext(request: request, httpResponse: response.head.response, data: response.data, json: response.json)
+            let answered = context(of: response)
             do {
-                for hook in hooks { try hook.didSucceed(context) }
+                for hook in hooks { try hook.didSucceed(answered) }
             } catch {
                 outcome = .failure(error)
             }
@@ -829,7 +829,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         func event() -> RequestEvent<R> { RequestEvent(request: request, result: result, sendID: id, attempts: attempts) }
         if let completion, completionQueue.dispatchQueue != nil {
             // Observers first, then the completion, on its queue (in their block when they share it).
-            registry.post(event(), then: completionQueue) { completion(result) }
+            registry.post(R.self, then: completionQueue, event) { completion(result) }
         } else {
             // The event is made only if something observes it; the completion (or the continuation)
             // runs here, after the `.immediate` observers.
@@ -849,7 +849,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// A result as monitors see it, whatever the request type.
     private func context(of outcome: Outcome) -> Result<ResponseContext, NetworkError> {
-        outcome.map { ResponseContext(request: request, httpResponse: $0.head.response, data: $0.data, json: $0.json) }
+        outcome.map(context(of:))
+    }
+
+    /// A response as hooks and monitors see it.
+    private func context(of response: ResponseParts) -> ResponseContext {
+        ResponseContext(request: request, httpResponse: response.head.response, data: response.data, json: response.json)
     }
 }
 
