@@ -88,44 +88,54 @@ import Testing
     @Test func aReplayedProgressEventKeepsItsValueAndAttempt() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            // One chunk, then a minute's wait: the send runs while the streams subscribe, however loaded
+            // One chunk, then ten seconds' wait: the send runs while the streams subscribe, however loaded
             // the machine, and no live progress event can stand in for the replayed one.
-            let request = Get("/drip?chunks=2&interval=60000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            let request = Get("/drip?chunks=2&interval=10000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
             let running = client.send(request)
-            defer { running.cancel() }
             #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
-            let event = try #require(await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true)))
+            let replayed = await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true))
+            let erasedReplay = await Self.firstEvent(of: client.allEvents(replayingLast: true))
+            await Self.waitForTheEnd(of: client)
+            let event = try #require(replayed)
             #expect(event.sendID == running.id && event.attempts == 1 && event.request.path == request.path)
             #expect(event.progress?.bytesReceived == 100, "\(event.kind)")
-            let erased = try #require(await Self.firstEvent(of: client.allEvents(replayingLast: true)))
+            let erased = try #require(erasedReplay)
             #expect(erased.sendID == running.id && erased.typed(Get.self)?.progress != nil && erased.request.path == request.path)
         }
     }
 
     @Test func aReplayedCachedEventCarriesTheStoredResponse() async throws {
         try await withServer { server in
-            // Answers the first request at once and holds every later one (until the server stops).
+            // Answers the first request at once and every later one after 5 s.
             let answered = Box(0)
             server.route("GET", "/replayed") { request in
                 let count = answered.mutate { count in
                     count += 1
                     return count
                 }
-                if count > 1 { request.sleep(seconds: 120) }
+                if count > 1 { request.sleep(seconds: 5) }
                 return .json(["key": "replayed", "count": count])
             }
             let client = makeClient(server) { $0.cache = ResponseCache(directory: nil) }
             let request = Get("/replayed").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
             _ = try await client.response(for: request)  // stored
-            let second = client.send(request)  // `cached` at once, then the network, held
-            defer { second.cancel() }
-            let event = try #require(await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true)))
+            let second = client.send(request)  // `cached` at once, then the network, 5 s later
+            let replayed = await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true))
+            await Self.waitForTheEnd(of: client)
+            let event = try #require(replayed)
             guard case .cached(let stored) = event.kind else {
                 Issue.record("replayed \(event.kind), not the cached response")
                 return
             }
             #expect(event.sendID == second.id && stored.source == .cache && stored.json["count"] == 1)
         }
+    }
+
+    /// Waits until the client's sends have ended on their own: neither a cancel nor the server's stop
+    /// cuts them short. (A cancel that lands as the server's stop ends the transfer races them in
+    /// FoundationNetworking, whose "task not in the registry" `fatalError` ends the test process.)
+    private static func waitForTheEnd(of client: Dispatcher) async {
+        #expect(await eventually(timeout: 60) { client.inFlightCount == 0 })
     }
 
     /// The first element of `stream`, or `nil` when none comes within `timeout` seconds.
