@@ -88,13 +88,16 @@ import Testing
     @Test func aReplayedProgressEventKeepsItsValueAndAttempt() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            // One chunk, then ten seconds' wait: the send runs while the streams subscribe, however loaded
-            // the machine, and no live progress event can stand in for the replayed one.
-            let request = Get("/drip?chunks=2&interval=10000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            // One chunk, then twenty seconds' wait: the send runs while the streams subscribe, however
+            // loaded the machine, and no live progress event can stand in for the replayed one.
+            let request = Get("/drip?chunks=2&interval=20000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
             let running = client.send(request)
             #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
-            let replayed = await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true))
-            let erasedReplay = await Self.firstEvent(of: client.allEvents(replayingLast: true))
+            // Both streams first (each takes its replay when it is made), then their first events.
+            let typedStream = client.events(for: Get.self, replayingLast: true)
+            let busStream = client.allEvents(replayingLast: true)
+            let replayed = await Self.firstEvent(of: typedStream)
+            let erasedReplay = await Self.firstEvent(of: busStream)
             await Self.waitForTheEnd(of: client)
             let event = try #require(replayed)
             #expect(event.sendID == running.id && event.attempts == 1 && event.request.path == request.path)
