@@ -238,6 +238,9 @@ public final class Dispatcher: Sendable {
         return (found.id, found.configuration, chosen)
     }
 
+    /// The transport a send would use now (the cache asks it which cookies a request will carry).
+    var transportForCache: any Transport { currentTransport().transport }
+
     /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
     /// sends still in flight: each reports `cancelled` to its own closure (observers are gone by then).
     /// Keep a dispatcher for as long as its sends should run.

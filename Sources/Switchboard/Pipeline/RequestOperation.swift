@@ -33,6 +33,9 @@ private enum OperationPhase {
     case pendingCancelled
     /// The interceptors adapt this attempt's request, in `task` (the deadline runs).
     case adapting(attempt: Int, task: Task<Void, Never>?)
+    /// The response cache is read for this attempt's final request, maybe from disk on the cache's
+    /// queue (the deadline runs). Its answer starts the transfer or ends the send.
+    case lookingUp(attempt: Int)
     /// `transport.perform` for this attempt is being called.
     case starting(attempt: Int)
     /// This attempt's transfer runs.
@@ -69,7 +72,9 @@ private struct OperationState {
     var errors: [NetworkError] = []
     /// While deciding: the attempt's outcome and the retry policy's delay, for the deadline.
     var undecided: (outcome: Outcome, policyDelay: TimeInterval?)?
-    /// What the send does with the response cache, if anything.
+    /// Whether and how the send may use the response cache (set once, when the request is built).
+    var cacheSetting: CacheSetting?
+    /// What the current attempt does with the response cache, if anything.
     var cache: CacheContext?
     /// The last event posted to observers before the terminal one (replayed to late subscribers).
     var lastEvent: LastEvent?
@@ -128,6 +133,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let download: (destination: URL, resumes: Bool)?
     /// Where identical transfers are shared, when this request may share one.
     private let coalescer: Coalescer?
+    /// The request's cache policy (read once: it is the request's code).
+    private let cachePolicy: CachePolicy?
     let owner: OwnerLink?
     private let startedAt = Date()
     /// `response(for:)`'s continuation, resumed with the result instead of a completion closure.
@@ -165,6 +172,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
+        cachePolicy = request.cachePolicy
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
@@ -226,28 +234,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     private func prepareAndAttempt(_ body: RequestBody?, on transport: any Transport) {
-        var prepared: RequestBuilder.Prepared
+        let prepared: RequestBuilder.Prepared
         do {
             prepared = try RequestBuilder.prepare(request, body: body, configuration: configuration)
         } catch {
             finish(.failure(error))
             return
         }
-        if let policy = request.cachePolicy, let context = CacheStage.context(for: request, prepared: prepared, configuration: configuration, policy: policy) {
-            state.withLock { $0.cache = context }
-            if let entry = context.stored, case .success(let stored) = cachedResponse(entry, origin: .cache) {
-                switch policy.mode {
-                case .cacheElseLoad where entry.isFresh(at: Date()):
-                    if takePendingCancel() { return }
-                    finish(.success(stored))  // no network
-                    return
-                case .cachedThenLoad:
-                    post(.cached(stored))
-                default:
-                    break
-                }
-                prepared = CacheStage.conditional(prepared, context)
-            }
+        // The cache is read later, against the request as the adapters and interceptors leave it.
+        if let setting = CacheStage.setting(for: request, prepared: prepared, configuration: configuration, policy: cachePolicy, transport: transport) {
+            state.withLock { $0.cacheSetting = setting }
         }
         attempt(1, prepared, on: transport)
     }
@@ -281,24 +277,23 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let timeout = request.timeout ?? configuration.timeout
         let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
         if interceptors.isEmpty {
-            let proceed = state.withLock { state -> Bool in
+            let proceed = state.withLock { state -> Bool? in
                 switch state.phase {
                 case .pending, .waiting:
-                    state.phase = .starting(attempt: number)
-                    state.transfers += 1
+                    let looksUp = Self.looksUpCache(attempt: number, &state)
                     state.attempts = number
                     state.route = (prepared, transport)
                     state.deadline = deadline
-                    return true
+                    return looksUp
                 default:
-                    return false  // cancelled (maybe by an observer of `started`) or finished
+                    return nil  // cancelled (maybe by an observer of `started`) or finished
                 }
             }
-            guard proceed else {
+            guard let looksUp = proceed else {
                 _ = takePendingCancel()
                 return
             }
-            transfer(number, urlRequest, prepared, on: transport)
+            if looksUp { lookUp(number, urlRequest, prepared, on: transport) } else { transfer(number, urlRequest, prepared, on: transport) }
         } else {
             intercept(number, urlRequest, prepared: prepared, on: transport, deadline: deadline)
         }
@@ -357,22 +352,21 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 }
                 return
             }
-            let stopped = state.withLock { state -> NetworkError?? in
+            let next = state.withLock { state -> AdaptedNext in
                 switch state.phase {
                 case .adapting(let attempt, _) where attempt == number:
-                    state.phase = .starting(attempt: number)
-                    state.transfers += 1
-                    return .some(nil)
+                    return Self.looksUpCache(attempt: number, &state) ? .lookUp : .transfer
                 case .stopping(let attempt, let reason) where attempt == number:
-                    return .some(reason)
+                    return .stopped(reason)
                 default:
-                    return .none
+                    return .ignore
                 }
             }
-            switch stopped {
-            case .none: return
-            case .some(nil): transfer(number, adapted, prepared, on: transport)
-            case .some(.some(let reason)): decide(.failure(reason), attempt: number)
+            switch next {
+            case .ignore: return
+            case .lookUp: lookUp(number, adapted, prepared, on: transport)
+            case .transfer: transfer(number, adapted, prepared, on: transport)
+            case .stopped(let reason): decide(.failure(reason), attempt: number)
             }
         }
         let cancelNow = state.withLock { state -> Bool in
@@ -389,8 +383,111 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if cancelNow { task.cancel() }
     }
 
+    /// Moves the state on to attempt `number` (under the lock): `lookingUp` for the first attempt of a
+    /// send that uses the cache, otherwise `starting` (a transfer counted). Returns whether it looks up.
+    private static func looksUpCache(attempt number: Int, _ state: inout OperationState) -> Bool {
+        if number == 1, state.cacheSetting != nil {
+            state.phase = .lookingUp(attempt: number)
+            return true
+        }
+        state.phase = .starting(attempt: number)
+        state.transfers += 1
+        return false
+    }
+
+    /// Reads the cache for attempt `number`'s final request (from memory here, from disk on the
+    /// cache's queue), then answers from it or starts the transfer; the state is `lookingUp`.
+    private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+        guard let setting = state.withLock({ $0.cacheSetting }), let key = CacheKey.make(for: urlRequest, setting) else {
+            // Credentials the policy doesn't let the cache see: neither served nor stored.
+            lookedUp(nil, nil, attempt: number, urlRequest, prepared, on: transport)
+            return
+        }
+        guard !setting.policy.ignoresCache else {
+            lookedUp(CacheStage.context(setting, key: key, request: urlRequest, stored: nil), nil, attempt: number, urlRequest, prepared, on: transport)
+            return
+        }
+        let found = setting.cache.lookUp(key) { [self] entry in
+            answer(from: entry, setting, key: key, attempt: number, urlRequest, prepared, on: transport)
+        }
+        if case .now(let entry) = found { answer(from: entry, setting, key: key, attempt: number, urlRequest, prepared, on: transport) }
+    }
+
+    /// What the cache found for attempt `number`: the entry it may answer with, validated like a
+    /// response from the network.
+    private func answer(
+        from found: CachedEntry?, _ setting: CacheSetting, key: String, attempt number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared,
+        on transport: any Transport
+    ) {
+        var entry = CacheStage.usable(found, key: key, for: urlRequest, setting)
+        var stored: ResponseParts?
+        if let usable = entry {
+            if case .success(let parts) = cachedResponse(usable, origin: .cache) { stored = parts } else { entry = nil }
+        }
+        lookedUp(CacheStage.context(setting, key: key, request: urlRequest, stored: entry), stored, attempt: number, urlRequest, prepared, on: transport)
+    }
+
+    /// Ends the cache lookup of attempt `number`: a fresh entry under ``CachePolicy/Mode/cacheElseLoad``
+    /// answers without the network; otherwise (after the `cached` event under
+    /// ``CachePolicy/Mode/cachedThenLoad``) the transfer starts, conditional on the entry when it has
+    /// validators. A cancel or deadline that came meanwhile ends the attempt as such.
+    private func lookedUp(
+        _ context: CacheContext?, _ stored: ResponseParts?, attempt number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport
+    ) {
+        let policy = context?.policy
+        let fresh = stored != nil && policy?.mode == .cacheElseLoad && context?.stored?.isFresh(at: Date()) == true
+        // Posted while the attempt still looks up, before the transfer starts: never after the end.
+        if let stored, policy?.mode == .cachedThenLoad, isLookingUp(attempt: number) { post(.cached(stored)) }
+        let next = state.withLock { state -> LookupNext in
+            switch state.phase {
+            case .lookingUp(let attempt) where attempt == number:
+                state.cache = context
+                if fresh {
+                    state.phase = .finished
+                    return .answer
+                }
+                state.phase = .starting(attempt: number)
+                state.transfers += 1
+                return .transfer
+            case .stopping(let attempt, let reason) where attempt == number:
+                return .stopped(reason)
+            default:
+                return .ignore
+            }
+        }
+        switch next {
+        case .answer: if let stored { complete(.success(stored)) }
+        case .transfer: transfer(number, urlRequest, prepared, on: transport)
+        case .stopped(let reason): decide(.failure(reason), attempt: number)
+        case .ignore: break
+        }
+    }
+
+    private func isLookingUp(attempt number: Int) -> Bool {
+        state.withLock { if case .lookingUp(let attempt) = $0.phase { attempt == number } else { false } }
+    }
+
+    /// Attempt `number`'s request with the cache's conditional headers; from the second attempt on (an
+    /// interceptor may have put a new token on it), the cache context of its own key.
+    private func withCache(_ number: Int, _ urlRequest: URLRequest) -> URLRequest {
+        let (setting, current) = state.withLock { ($0.cacheSetting, $0.cache) }
+        guard let setting else { return urlRequest }
+        var context = current
+        if number > 1 {
+            let key = CacheKey.make(for: urlRequest, setting)
+            if let key, key == current?.key, let current {
+                context = CacheStage.context(setting, key: key, request: urlRequest, stored: current.stored)
+            } else {
+                context = key.map { CacheStage.context(setting, key: $0, request: urlRequest, stored: nil) }
+            }
+            state.withLock { $0.cache = context }
+        }
+        return context.map { CacheStage.conditional(urlRequest, $0) } ?? urlRequest
+    }
+
     /// Starts attempt `number`'s transfer; the state is `starting`.
-    private func transfer(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+    private func transfer(_ number: Int, _ adapted: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+        let urlRequest = cachePolicy == nil ? adapted : withCache(number, adapted)
         if let context = monitors.context {
             context.record(urlRequest)
             monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
@@ -656,6 +753,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 state.phase = .stopping(attempt: attempt, reason: .cancelled)
                 state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
                 return .cancelAdapting(task)
+            case .lookingUp(let attempt):
+                // The cache's answer ends it (or the sweeper, if the disk takes longer than the grace).
+                state.phase = .stopping(attempt: attempt, reason: .cancelled)
+                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
+                return .none
             case .stopping(let attempt, let reason):
                 // A cancel during a deadline's stop turns it into a cancel, within the grace period.
                 if !reason.isCancelled { state.phase = .stopping(attempt: attempt, reason: .cancelled) }
@@ -700,6 +802,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
                 return .none  // `attempt` cancels the task once `perform` returns
+            case .lookingUp(let attempt):
+                state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
+                state.deadline = grace
+                return .none  // the cache's answer ends the attempt
             case .adapting(let attempt, let task):
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
@@ -893,6 +999,16 @@ private final class ProgressGate: Sendable {
             post(held)
         }
     }
+}
+
+/// What comes after the interceptors adapted an attempt's request.
+private enum AdaptedNext {
+    case ignore, lookUp, transfer, stopped(NetworkError)
+}
+
+/// What comes after the cache answered an attempt's lookup.
+private enum LookupNext {
+    case ignore, answer, transfer, stopped(NetworkError)
 }
 
 /// What to do after a transfer ended.

@@ -21,6 +21,8 @@ public final class URLSessionTransport: Transport {
     private let delegate: SessionDelegate
     /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
+    /// The jar whose cookies go on requests (``CookieJarTransport``), `nil` with ``CookiePolicy/none``.
+    let cookieJar: HTTPCookieStorage?
 
     /// Creates a transport from a configuration's transport settings.
     /// - Parameters:
@@ -54,6 +56,7 @@ public final class URLSessionTransport: Transport {
             settings.httpShouldSetCookies = true
             settings.httpCookieAcceptPolicy = .always
         }
+        self.cookieJar = settings.httpShouldSetCookies ? settings.httpCookieStorage : nil
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()

@@ -3,93 +3,76 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// What one send does with the cache: its key, its policy, the entry found, and whether the request
-/// went out conditional on it.
-struct CacheContext: Sendable {
+/// What a send's use of the cache is decided from before its final request is known: the cache, the
+/// policy, and where the credentials the request will carry come from.
+struct CacheSetting: Sendable {
     let cache: ResponseCache
-    let key: String
     let policy: CachePolicy
     let appVersion: String
+    /// The request's ``Request/credentials``.
+    let credentials: Credentials?
+    /// The jar the transport adds cookies from, if any.
+    let jar: HTTPCookieStorage?
+}
+
+/// What one send does with the cache: its setting, the key of the request that goes on the wire, the
+/// entry found for it, and whether the request went out conditional on it.
+struct CacheContext: Sendable {
+    let setting: CacheSetting
+    let key: String
+    /// The attempt's final request (after adapters and interceptors): what `Vary` is read against.
+    let request: URLRequest
     /// The usable entry found before sending (fresh or stale), if any.
     let stored: CachedEntry?
     /// Whether the request carries `If-None-Match` / `If-Modified-Since` from `stored`.
     let conditional: Bool
+
+    var cache: ResponseCache { setting.cache }
+    var policy: CachePolicy { setting.policy }
 }
 
-/// The cache's steps in a send: where the key comes from, what is read before sending, what a 304
-/// means, what is stored after, and the offline fallback.
+/// The cache's steps in a send: whether it may use the cache, which stored entry may answer its final
+/// request, what a 304 means, what is stored after, and the offline fallback. The cache is consulted
+/// after the adapters and interceptors have run, against the request that goes on the wire
+/// (``CacheKey``).
 enum CacheStage {
-    /// The cache context for a send of `request` built as `prepared`, or `nil` when it doesn't use the
-    /// cache: no policy, no cache configured, a body from a file or stream, a download, or credentials
-    /// without the policy's opt-in. Reads the stored entry (unless the policy ignores the cache); an
-    /// entry stored for another version, sensitive data or app version is removed.
-    static func context<R: Request>(for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?) -> CacheContext? {
-        guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest),
-            let key = key(for: prepared.urlRequest, policy: policy)
-        else { return nil }
-        if !policy.cachesAuthenticatedRequests, request.credentials != nil || hasAuthorization(prepared, request, configuration) {
+    /// The cache setting for a send of `request` built as `prepared` on `transport`, or `nil` when it
+    /// doesn't use the cache: no policy, no cache configured, a body from a file or stream, a download.
+    static func setting<R: Request>(
+        for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, transport: (any Transport)?
+    ) -> CacheSetting? {
+        guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest) else { return nil }
+        let jar = (transport as? any CookieJarTransport)?.cookieJar
+        return CacheSetting(cache: cache, policy: policy, appVersion: configuration.appVersion, credentials: request.credentials, jar: jar)
+    }
+
+    /// Which of `entry` (found under `key`) may answer `urlRequest`: `nil` when there is none, it was
+    /// stored for another version, sensitive data or app version (then it is removed), or the request
+    /// differs from the storing one in a field the response's `Vary` named (then it stays: another
+    /// variant, replaced when this request's answer is stored).
+    static func usable(_ entry: CachedEntry?, key: String, for urlRequest: URLRequest, _ setting: CacheSetting) -> CachedEntry? {
+        guard let entry else { return nil }
+        if entry.mismatch(setting.policy, appVersion: setting.appVersion) != nil {
+            setting.cache.remove(key: key)
             return nil
         }
-        var stored: CachedEntry?
-        if !policy.ignoresCache, let entry = cache.entry(for: key) {
-            if entry.mismatch(policy, appVersion: configuration.appVersion) == nil {
-                stored = entry
-            } else {
-                cache.remove(key: key)
-            }
-        }
+        return entry.varies(from: urlRequest) ? nil : entry
+    }
+
+    /// The context of an attempt whose final request is `urlRequest`, keyed `key`, with `stored` found
+    /// for it.
+    static func context(_ setting: CacheSetting, key: String, request urlRequest: URLRequest, stored: CachedEntry?) -> CacheContext {
         let conditional = stored.map { $0.etag != nil || $0.lastModified != nil } ?? false
-        return CacheContext(cache: cache, key: key, policy: policy, appVersion: configuration.appVersion, stored: stored, conditional: conditional)
+        return CacheContext(setting: setting, key: key, request: urlRequest, stored: stored, conditional: conditional)
     }
 
-    /// Whether the request carries an `Authorization` header: from our own header lists when we built
-    /// it (Foundation's header lookup costs microseconds on Linux), from the `URLRequest` when the
-    /// request made its own.
-    private static func hasAuthorization<R: Request>(_ prepared: RequestBuilder.Prepared, _ request: R, _ configuration: Configuration) -> Bool {
-        if prepared.isCustom { return prepared.urlRequest.value(forHTTPHeaderField: "Authorization") != nil }
-        return request.headers["Authorization"] != nil || configuration.defaultHeaders["Authorization"] != nil
-    }
-
-    /// The key: the method, the final URL (after base URL, CDN and URL filters) without the
-    /// policy's volatile parameters, the body, and the sensitive data. `nil` when the body can't be
-    /// part of a key.
-    static func key(for urlRequest: URLRequest, policy: CachePolicy) -> String? {
-        guard let url = urlRequest.url else { return nil }
-        var text = urlRequest.httpMethod ?? "GET"
-        text += " " + without(policy.volatileParameters, in: url)
-        if let body = urlRequest.httpBody, !body.isEmpty {
-            let isForm = urlRequest.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true
-            if isForm, !policy.volatileParameters.isEmpty, let form = String(data: body, encoding: .utf8) {
-                text += "\nform " + form.split(separator: "&").filter { !policy.volatileParameters.contains(decodedName(of: $0)) }.joined(separator: "&")
-            } else {
-                text += "\nbody " + StableHash.hex(String(decoding: body, as: UTF8.self)) + ":\(body.count)"
-            }
-        }
-        if let sensitive = policy.sensitiveData { text += "\nsensitive " + sensitive }
-        return text
-    }
-
-    private static func without(_ names: Set<String>, in url: URL) -> String {
-        guard !names.isEmpty, var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let items = components.percentEncodedQueryItems else {
-            return url.absoluteString
-        }
-        let kept = items.filter { !names.contains($0.name.removingPercentEncoding ?? $0.name) }
-        components.percentEncodedQueryItems = kept.isEmpty ? nil : kept
-        return components.url?.absoluteString ?? url.absoluteString
-    }
-
-    private static func decodedName(of pair: Substring) -> String {
-        let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-        return name.removingPercentEncoding ?? name
-    }
-
-    /// `prepared` with the entry's validators as conditional headers, when the context says so.
-    static func conditional(_ prepared: RequestBuilder.Prepared, _ context: CacheContext) -> RequestBuilder.Prepared {
-        guard context.conditional, let entry = context.stored else { return prepared }
-        var request = prepared.urlRequest
+    /// `urlRequest` with the stored entry's validators as conditional headers, when the context says so.
+    static func conditional(_ urlRequest: URLRequest, _ context: CacheContext) -> URLRequest {
+        guard context.conditional, let entry = context.stored else { return urlRequest }
+        var request = urlRequest
         if let etag = entry.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         if let date = entry.lastModified { request.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
-        return RequestBuilder.Prepared(urlRequest: request, isCustom: prepared.isCustom, body: prepared.body, temporaryFile: prepared.temporaryFile)
+        return request
     }
 
     /// What the transport answered, with a 304 to a conditional request turned into the stored
@@ -121,11 +104,14 @@ enum CacheStage {
         return TransportResponse(httpResponse: head, data: entry.body, timing: Timing(start: Date(), timeToFirstByte: 0, duration: 0))
     }
 
-    /// Stores a successful response from the network (or a revalidation) unless it says `no-store`.
+    /// Stores a successful response from the network (or a revalidation) unless it says `no-store` or
+    /// `Vary: *` (which no later request matches), with the values the fields its `Vary` names had in
+    /// the request that got it.
     static func store(_ response: ResponseParts, _ context: CacheContext) {
         let httpResponse = response.head.response
         let control = httpResponse.value(forHTTPHeaderField: "Cache-Control")?.lowercased() ?? ""
-        guard !control.contains("no-store") else {
+        let varied = varyNames(of: httpResponse)
+        guard !control.contains("no-store"), !varied.contains("*") else {
             context.cache.remove(key: context.key)
             return
         }
@@ -137,11 +123,25 @@ enum CacheStage {
         var entry = CachedEntry(
             key: context.key, url: httpResponse.url?.absoluteString ?? "", statusCode: response.head.statusCode, headers: headers,
             storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
-            sensitiveData: context.policy.sensitiveData, appVersion: context.appVersion
+            sensitiveData: context.policy.sensitiveData, appVersion: context.setting.appVersion
         )
+        if !varied.isEmpty {
+            entry.vary = varied.map { CachedEntry.VaryField(name: $0, value: context.request.value(forHTTPHeaderField: $0)) }
+        }
         entry.body = response.data
         entry.decoded = CachedEntry.Decoded(head: httpResponse, json: response.json)
         context.cache.store(entry)
+    }
+
+    /// The lower-cased field names of the response's `Vary` (its fields joined, comma-separated).
+    static func varyNames(of response: HTTPURLResponse) -> [String] {
+        guard let value = response.value(forHTTPHeaderField: "Vary") else { return [] }
+        var names: [String] = []
+        for part in value.split(separator: ",") {
+            let name = part.trimmingCharacters(in: .whitespaces).lowercased()
+            if !name.isEmpty, !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 
     /// Whether `error` is the network failing (what the offline fallback answers), not the server

@@ -15,6 +15,9 @@ struct CachedEntry: Sendable, Codable {
     let version: Int
     let sensitiveData: String?
     let appVersion: String
+    /// The request fields the response's `Vary` named, with the values the storing request had
+    /// (RFC 9111 §4.1); `nil` when it named none.
+    var vary: [VaryField]?
     /// The body (not encoded in the file's header; it follows it).
     var body: Data = Data()
     /// The response head and JSON this entry was stored from (memory only): a hit from memory
@@ -33,7 +36,21 @@ struct CachedEntry: Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case key, url, statusCode, headers, storedAt, expiresAt, version, sensitiveData, appVersion
+        case key, url, statusCode, headers, storedAt, expiresAt, version, sensitiveData, appVersion, vary
+    }
+
+    /// One request field a response varies on: its lower-cased name and the storing request's value
+    /// (`nil`: the request had no such field).
+    struct VaryField: Sendable, Codable, Equatable {
+        let name: String
+        let value: String?
+    }
+
+    /// Whether `request` has the same value as the storing request in every field the response's
+    /// `Vary` named (a field absent in both matches).
+    func varies(from request: URLRequest) -> Bool {
+        guard let vary else { return false }
+        return vary.contains { request.value(forHTTPHeaderField: $0.name) != $0.value }
     }
 
     var etag: String? { header("ETag") }

@@ -36,9 +36,9 @@ public final class ResponseCache: Sendable {
 
     /// The folder asked for (the disk tier's, unless it can't be written).
     public let requestedDirectory: URL?
-    /// The disk tier's folder, checked (created, written to) and scanned on first use; `nil` when the
-    /// cache is in memory only.
-    public var directory: URL? { diskDirectory() }
+    /// The disk tier's folder, checked (created, written to) and scanned on first use, on the cache's
+    /// queue (this waits for it); `nil` when the cache is in memory only.
+    public var directory: URL? { disk.sync { diskDirectoryOnQueue() } }
     /// The most entries the memory tier keeps.
     public let memoryCountLimit: Int
     /// The most bytes the memory tier keeps.
@@ -72,28 +72,37 @@ public final class ResponseCache: Sendable {
         directory: FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?
             .appendingPathComponent("Switchboard/Responses", isDirectory: true))
 
-    /// The disk tier's folder, checked and scanned the first time (file work, under the lock: no
-    /// user code runs there).
-    private func diskDirectory() -> URL? {
-        var problem: String?
-        let directory = checkedDirectory.withLock { checked -> URL? in
-            if let done = checked { return done }
-            var usable: URL?
-            if let requested = requestedDirectory {
-                do {
-                    try Self.check(requested)
-                    usable = requested
-                    state.withLock { $0.files = Self.scan(requested, diskBytes: &$0.diskBytes) }
-                } catch {
-                    problem = "response cache: \(requested.path) can't be written (\(error)); caching in memory only"
+    /// The disk tier's folder, checked and scanned the first time. Only on the disk queue: the file work
+    /// is done there, never on a sender's thread, and without holding a lock others wait on.
+    private func diskDirectoryOnQueue() -> URL? {
+        if let done = checkedDirectory.withLock({ $0 }) { return done }
+        var usable: URL?
+        if let requested = requestedDirectory {
+            do {
+                try Self.check(requested)
+                usable = requested
+                var diskBytes = 0
+                let files = Self.scan(requested, diskBytes: &diskBytes)
+                state.withLock { memory in
+                    // Files written meanwhile are already counted; the scan adds the others.
+                    for (name, file) in files where memory.files[name] == nil {
+                        memory.files[name] = file
+                        memory.diskBytes += file.size
+                    }
                 }
+            } catch {
+                // The logger is the app's code: called with no lock held.
+                logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: \(requested.path) can't be written (\(error)); caching in memory only"))
             }
-            checked = .some(usable)
-            return usable
         }
-        // The logger is the app's code: called after the lock is let go.
-        if let problem { logger?.log(LogRecord(level: .error, requestID: 0, message: problem)) }
-        return directory
+        checkedDirectory.withLock { $0 = .some(usable) }
+        return usable
+    }
+
+    /// Whether entries may be on disk: a folder was asked for and not found unwritable.
+    private var mayHaveDiskTier: Bool {
+        guard requestedDirectory != nil else { return false }
+        return checkedDirectory.withLock { $0 }.map { $0 != nil } ?? true
     }
 
     /// Creates `directory` if missing and writes a file in it; throws when it can't.
@@ -119,20 +128,58 @@ public final class ResponseCache: Sendable {
 
     // MARK: Entries
 
-    /// The entry for `key`: from memory, else from disk (then kept in memory too).
+    /// What ``lookUp(_:later:)`` found.
+    enum Found {
+        /// The answer, at once: from memory, or `nil` when there is no disk tier to look in.
+        case now(CachedEntry?)
+        /// The disk is being read; the answer goes to `later`.
+        case later
+    }
+
+    /// The entry for `key`: from memory at once; otherwise read from disk on the cache's queue (the
+    /// file read and its checksum never on the caller's thread), then kept in memory too, and passed
+    /// to `later` on a global queue.
+    func lookUp(_ key: String, later: @escaping @Sendable (CachedEntry?) -> Void) -> Found {
+        if let hit = memoryEntry(for: key) { return .now(hit) }
+        guard mayHaveDiskTier else { return .now(nil) }
+        if state.withLock({ $0.removed.contains(Self.fileName(for: key)) }) { return .now(nil) }
+        disk.async { [self] in
+            let found = readFromDisk(key)
+            DispatchQueue.global().async { later(found) }
+        }
+        return .later
+    }
+
+    /// The entry for `key`, waiting for the disk when it isn't in memory: for
+    /// ``Dispatcher/cachedResponse(for:allowingExpired:)``, a call that reads the store by design.
     func entry(for key: String) -> CachedEntry? {
-        let hit = state.withLock { memory -> CachedEntry? in
+        if let hit = memoryEntry(for: key) { return hit }
+        guard mayHaveDiskTier else { return nil }
+        return disk.sync { readFromDisk(key) }
+    }
+
+    private func memoryEntry(for key: String) -> CachedEntry? {
+        state.withLock { memory -> CachedEntry? in
             guard let found = memory.entries[key] else { return nil }
             memory.clock += 1
             memory.entries[key]?.lastUse = memory.clock
             return found.entry
         }
-        if let hit { return hit }
-        guard let directory = diskDirectory() else { return nil }
+    }
+
+    /// Holds back every read from disk while it runs (on the cache's queue): the package's tests use
+    /// it to show that a send doesn't wait for the disk.
+    package let diskReadGate = Locked<(@Sendable () -> Void)?>(nil)
+
+    /// On the disk queue: the entry in `key`'s file, checked; a corrupt or foreign file is deleted.
+    private func readFromDisk(_ key: String) -> CachedEntry? {
+        diskReadGate.withLock { $0 }?()
+        guard let directory = diskDirectoryOnQueue() else { return nil }
         let name = Self.fileName(for: key)
+        // Looked at again: a removal asked for since the read was queued.
+        if let hit = memoryEntry(for: key) { return hit }
         if state.withLock({ $0.removed.contains(name) }) { return nil }
-        let url = directory.appendingPathComponent(name)
-        guard let data = try? Data(contentsOf: url) else { return nil }
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { return nil }
         switch CachedEntry.decode(data) {
         case .success(let entry) where entry.key == key:
             remember(entry)
@@ -142,9 +189,9 @@ public final class ResponseCache: Sendable {
             }
             return entry
         case .success:
-            drop(name, because: "it holds another key (a hash collision)")
+            drop(name, in: directory, because: "it holds another key (a hash collision)")
         case .failure(let corrupt):
-            drop(name, because: corrupt.description)
+            drop(name, in: directory, because: corrupt.description)
         }
         return nil
     }
@@ -152,9 +199,13 @@ public final class ResponseCache: Sendable {
     /// Stores `entry`: in memory at once, on disk on the cache's queue.
     func store(_ entry: CachedEntry) {
         remember(entry)
-        guard let directory = diskDirectory() else { return }
-        _ = state.withLock { $0.removed.remove(Self.fileName(for: entry.key)) }
-        disk.async { [self] in write(entry, in: directory) }
+        let name = Self.fileName(for: entry.key)
+        _ = state.withLock { $0.removed.remove(name) }
+        guard mayHaveDiskTier else { return }
+        disk.async { [self] in
+            guard let directory = diskDirectoryOnQueue() else { return }
+            write(entry, in: directory)
+        }
     }
 
     /// Removes the entry for `key` (memory and disk).
@@ -164,8 +215,17 @@ public final class ResponseCache: Sendable {
             if let old = memory.entries.removeValue(forKey: key) { memory.bytes -= old.entry.size }
             memory.removed.insert(name)
         }
-        guard let directory = diskDirectory() else { return }
-        disk.async { [self] in deleteFile(name, in: directory) }
+        guard mayHaveDiskTier else {
+            _ = state.withLock { $0.removed.remove(name) }
+            return
+        }
+        disk.async { [self] in
+            if let directory = diskDirectoryOnQueue() {
+                deleteFile(name, in: directory)
+            } else {
+                _ = state.withLock { $0.removed.remove(name) }
+            }
+        }
     }
 
     /// Waits until every disk write and removal asked for so far is done.
@@ -223,10 +283,10 @@ public final class ResponseCache: Sendable {
         }
     }
 
-    private func drop(_ name: String, because reason: String) {
+    /// On the disk queue: deletes an unusable file and says so.
+    private func drop(_ name: String, in directory: URL, because reason: String) {
+        deleteFile(name, in: directory)
         logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: \(name) is not a usable entry (\(reason)); deleted, the request goes to the network"))
-        guard let directory = diskDirectory() else { return }
-        disk.async { [self] in deleteFile(name, in: directory) }
     }
 
     private func deleteFile(_ name: String, in directory: URL) {
@@ -248,9 +308,10 @@ public final class ResponseCache: Sendable {
             memory.bytes = 0
             memory.removed.formUnion(memory.files.keys)
         }
-        guard let directory = diskDirectory() else { return }
+        guard mayHaveDiskTier else { return }
         // The files as the disk queue sees them: writes asked for before this are among them.
         disk.async { [self] in
+            guard let directory = diskDirectoryOnQueue() else { return }
             for name in state.withLock({ Array($0.files.keys) }) { deleteFile(name, in: directory) }
         }
     }
@@ -261,8 +322,9 @@ public final class ResponseCache: Sendable {
             let keys = memory.entries.filter { !$0.value.entry.isFresh(at: now) }.map(\.key)
             for key in keys { memory.bytes -= memory.entries.removeValue(forKey: key)?.entry.size ?? 0 }
         }
-        guard let directory = diskDirectory() else { return }
+        guard mayHaveDiskTier else { return }
         disk.async { [self] in
+            guard let directory = diskDirectoryOnQueue() else { return }
             let names = state.withLock { Array($0.files.keys) }
             for name in names {
                 guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { continue }
@@ -274,7 +336,7 @@ public final class ResponseCache: Sendable {
 
     /// The bytes the cache keeps: on disk when it has a directory, else in memory.
     public var totalSize: Int {
-        let onDisk = diskDirectory() != nil
+        let onDisk = disk.sync { diskDirectoryOnQueue() != nil }
         return state.withLock { onDisk ? $0.diskBytes : $0.bytes }
     }
 
@@ -286,7 +348,7 @@ public final class ResponseCache: Sendable {
     /// - Returns: whether the cache was cleared.
     @discardableResult
     public func clearIfVersionChanged(_ version: String) -> Bool {
-        guard let directory = diskDirectory() else { return false }
+        guard let directory = disk.sync(execute: { diskDirectoryOnQueue() }) else { return false }
         let marker = directory.appendingPathComponent("version")
         let stored = (try? String(contentsOf: marker, encoding: .utf8)) ?? ""
         guard stored != version else { return false }

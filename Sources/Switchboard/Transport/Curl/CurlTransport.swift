@@ -25,7 +25,8 @@ import FoundationNetworking
 /// Callbacks run on the transport's loop thread, one at a time.
 public final class CurlTransport: Transport {
     private let loop: CurlEventLoop
-    private let cookieJar: HTTPCookieStorage?
+    /// The jar whose cookies go on requests (``CookieJarTransport``), `nil` with ``CookiePolicy/none``.
+    let cookieJar: HTTPCookieStorage?
     private let idleTimeout: TimeInterval
 
     /// Creates a transport with a configuration's transport settings (connections per host, cookies,
