@@ -67,12 +67,17 @@ extension LoopbackServer {
                 counts[key, default: 0] += 1
                 return counts[key]!
             }
-            let headers = request.intQuery("nostore") == 1 ? [("Cache-Control", "no-store")] : []
-            return .json(["key": key, "count": count, "auth": request.header("Authorization") ?? ""], headers: headers)
+            var headers = request.intQuery("nostore") == 1 ? [("Cache-Control", "no-store")] : []
+            // `?vary=Accept-Language` answers with that `Vary` (for the cache's tests).
+            if let vary = request.queryItems["vary"] { headers.append(("Vary", vary)) }
+            return .json(
+                ["key": key, "count": count, "auth": request.header("Authorization") ?? "", "cookie": request.header("Cookie") ?? ""], headers: headers)
         }
-        route(nil, "/set-cookie") { _ in
-            ServerResponse(
-                status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=abc; Path=/")],
+        route(nil, "/set-cookie") { request in
+            // `?value=` sets another value than `abc`.
+            let value = request.queryItems["value"] ?? "abc"
+            return ServerResponse(
+                status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "session=\(value); Path=/")],
                 body: .data(Data(#"{"cookie":"session"}"#.utf8)))
         }
         // A file of any size (up to 64 GiB), made as it is sent, with ranges and validators.

@@ -3,7 +3,7 @@ import Foundation
 /// SHA-256 (FIPS 180-4), for what must not collide on purpose: the part of a cache key that stands for
 /// a request's credentials. (Foundation has no digest on Linux, and the package takes no dependency.)
 /// Checked against the standard's test vectors in `SHA256Tests`.
-enum SHA256 {
+package enum SHA256 {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -16,7 +16,7 @@ enum SHA256 {
     ]
 
     /// The digest of `bytes`: 32 bytes.
-    static func digest<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+    package static func digest<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var message = Array(bytes)
         let bitLength = UInt64(message.count) &* 8
         message.append(0x80)
@@ -52,7 +52,7 @@ enum SHA256 {
     }
 
     /// The digest of `bytes` as 64 lower-case hex digits.
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)

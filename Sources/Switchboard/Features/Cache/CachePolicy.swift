@@ -37,7 +37,11 @@ public struct CachePolicy: Sendable {
     public var ignoresCache: Bool
     /// Names of query or form parameters left out of the key (a timestamp, a nonce).
     public var volatileParameters: Set<String>
-    /// Whether a request with credentials or an `Authorization` header may be cached. Default: `false`.
+    /// Whether a request carrying credentials may be served from and stored in the cache: an
+    /// `Authorization` or `Proxy-Authorization` header (however it got there: adapters and interceptors
+    /// run before the cache is read), a `Cookie` of its own or from the dispatcher's jar, user info in
+    /// its URL, or ``Request/credentials``. When `true`, the entry is keyed by a SHA-256 of those values,
+    /// so one user's entry never answers another's request. Default: `false`.
     public var cachesAuthenticatedRequests: Bool
 
     /// Creates a policy.
