@@ -379,7 +379,7 @@ public enum CallbackQueue: Sendable {
     /// when interceptors adapt or decide); the thread that called `send` for `started`, for a request
     /// that could not be built and for a cancel before the first transfer; the thread that called
     /// `cancel()` between retries or while interceptors decide; a global queue when a transport doesn't
-    /// report a stop within a second. Keep such callbacks short.
+    /// report a stop within a second, and when the response cache answers from disk. Keep such callbacks short.
     case immediate
 
     var dispatchQueue: DispatchQueue? {

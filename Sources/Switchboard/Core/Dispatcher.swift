@@ -305,7 +305,8 @@ public final class RequestHandle: Sendable, Hashable {
     /// Cancels the send. Observers and the completion get `cancelled` once (always after `started`),
     /// unless it already finished. Safe from any thread, any number of times. Between retries the event
     /// is delivered from this thread; before the first transfer, from the thread that sent it, right
-    /// after `started` (from the interceptors' task while they adapt); during a transfer, from the
+    /// after `started` (from the interceptors' task while they adapt; from a global queue once the
+    /// response cache answers, while it reads the disk); during a transfer, from the
     /// transport's queue once it stopped (or from a global queue if the transport doesn't report within
     /// a second). A send that shares its transfer with identical ones (``Configuration/coalescesDuplicates``)
     /// leaves the others running and hears its `cancelled` from a global queue.

@@ -422,7 +422,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var entry = CacheStage.usable(found, key: key, for: urlRequest, setting)
         var stored: ResponseParts?
         if let usable = entry {
-            if case .success(let parts) = cachedResponse(usable, origin: .cache) { stored = parts } else { entry = nil }
+            if case .success(let parts) = cachedResponse(usable, origin: .cache) {
+                stored = parts
+                // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
+                if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
+            } else {
+                entry = nil
+            }
         }
         lookedUp(CacheStage.context(setting, key: key, request: urlRequest, stored: entry), stored, attempt: number, urlRequest, prepared, on: transport)
     }

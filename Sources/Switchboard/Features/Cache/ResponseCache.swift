@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -194,6 +197,17 @@ public final class ResponseCache: Sendable {
             drop(name, in: directory, because: corrupt.description)
         }
         return nil
+    }
+
+    /// Keeps `head` and `json`, made from `entry` when it was read from disk, with the entry in memory
+    /// (unless another replaced it meanwhile): later hits from memory don't parse the body again.
+    func rememberDecoded(_ entry: CachedEntry, head: HTTPURLResponse, json: JSON) {
+        var decoded = entry
+        decoded.decoded = CachedEntry.Decoded(head: head, json: json)
+        state.withLock { memory in
+            guard let current = memory.entries[entry.key], current.entry.decoded == nil, current.entry.storedAt == entry.storedAt else { return }
+            memory.entries[entry.key]?.entry = decoded
+        }
     }
 
     /// Stores `entry`: in memory at once, on disk on the cache's queue.
