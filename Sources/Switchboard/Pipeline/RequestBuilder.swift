@@ -27,6 +27,9 @@ enum RequestBuilder {
         var body: TransferBody?
         /// An assembled multipart body's temporary file, kept until the send is done with it.
         var temporaryFile: TemporaryFile?
+        /// Whether it may carry `Authorization`, `Proxy-Authorization` or `Cookie` (known from our own
+        /// header lists when we built it, which is cheaper than asking the `URLRequest`).
+        var mayCarryCredentialHeaders = true
     }
 
     /// Builds everything but the adapters (once per send).
@@ -176,7 +179,9 @@ enum RequestBuilder {
         // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
         // fields are checked above and their names unique (case-insensitively).
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
-        return Prepared(urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile)
+        let credentialHeaders = headers["Authorization"] != nil || headers["Proxy-Authorization"] != nil || headers["Cookie"] != nil
+        return Prepared(
+            urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders)
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

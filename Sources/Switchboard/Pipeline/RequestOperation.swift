@@ -135,6 +135,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let coalescer: Coalescer?
     /// The request's cache policy (read once: it is the request's code).
     private let cachePolicy: CachePolicy?
+    /// Whether adapters or interceptors may change the request's headers.
+    private let adaptsRequests: Bool
     let owner: OwnerLink?
     private let startedAt = Date()
     /// `response(for:)`'s continuation, resumed with the result instead of a completion closure.
@@ -173,6 +175,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
         cachePolicy = request.cachePolicy
+        adaptsRequests = !(configuration.adapters.isEmpty && pipeline.adapters.isEmpty && interceptors.isEmpty)
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
@@ -398,7 +401,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Reads the cache for attempt `number`'s final request (from memory here, from disk on the
     /// cache's queue), then answers from it or starts the transfer; the state is `lookingUp`.
     private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
-        guard let setting = state.withLock({ $0.cacheSetting }), let key = CacheKey.make(for: urlRequest, setting) else {
+        let headersMayHaveCredentials = adaptsRequests || prepared.isCustom || prepared.mayCarryCredentialHeaders
+        guard let setting = state.withLock({ $0.cacheSetting }),
+            let key = CacheKey.make(for: urlRequest, setting, headersMayHaveCredentials: headersMayHaveCredentials)
+        else {
             // Credentials the policy doesn't let the cache see: neither served nor stored.
             lookedUp(nil, nil, attempt: number, urlRequest, prepared, on: transport)
             return

@@ -21,7 +21,7 @@ public final class URLSessionTransport: Transport {
     private let delegate: SessionDelegate
     /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
-    /// The jar whose cookies go on requests (``CookieJarTransport``), `nil` with ``CookiePolicy/none``.
+    /// The jar whose cookies go on requests (``TransportCookieJar``), `nil` with ``CookiePolicy/none``.
     let cookieJar: HTTPCookieStorage?
 
     /// Creates a transport from a configuration's transport settings.

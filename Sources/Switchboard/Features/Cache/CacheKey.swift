@@ -12,9 +12,11 @@ enum CacheKey {
     /// has no URL, or it carries credentials (`Authorization`, `Proxy-Authorization`, a `Cookie` of its
     /// own or from the transport's jar, user info in the URL, or ``Request/credentials``) and the
     /// policy doesn't allow caching them.
-    static func make(for urlRequest: URLRequest, _ setting: CacheSetting) -> String? {
+    /// - Parameter headersMayHaveCredentials: `false` when the request's header fields are known to hold
+    ///   none of `Authorization`, `Proxy-Authorization` and `Cookie` (they are then not looked at).
+    static func make(for urlRequest: URLRequest, _ setting: CacheSetting, headersMayHaveCredentials: Bool = true) -> String? {
         guard var text = withoutCredentials(urlRequest, policy: setting.policy) else { return nil }
-        if let credentials = credentialMaterial(of: urlRequest, setting) {
+        if let credentials = credentialMaterial(of: urlRequest, setting, headers: headersMayHaveCredentials) {
             guard setting.policy.cachesAuthenticatedRequests else { return nil }
             text += "\nauth " + SHA256.hex(credentials)
         }
@@ -42,7 +44,7 @@ enum CacheKey {
 
     /// Every credential `urlRequest` carries, each part length-prefixed (so no two sets of values
     /// encode alike), or `nil` when it carries none.
-    static func credentialMaterial(of urlRequest: URLRequest, _ setting: CacheSetting) -> [UInt8]? {
+    static func credentialMaterial(of urlRequest: URLRequest, _ setting: CacheSetting, headers: Bool = true) -> [UInt8]? {
         var material: [UInt8] = []
         func add(_ label: String, _ value: String) {
             for part in [label, value] {
@@ -51,7 +53,7 @@ enum CacheKey {
             }
         }
         // One copy of the fields, compared as ASCII (each Foundation lookup costs microseconds on Linux).
-        if let fields = urlRequest.allHTTPHeaderFields, !fields.isEmpty {
+        if headers, let fields = urlRequest.allHTTPHeaderFields, !fields.isEmpty {
             for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
                 if let field = fields.first(where: { $0.key.caseInsensitiveEquals(name) }) { add(name, field.value) }
             }
@@ -61,7 +63,9 @@ enum CacheKey {
             if let password = url.password { add("url password", password) }
             // The cookies the transport will add (it adds none when the request sets its own, which
             // is counted above; counting the jar's as well only makes the key stricter).
-            if urlRequest.httpShouldHandleCookies, let jar = setting.jar, let cookies = jar.cookies(for: url), !cookies.isEmpty {
+            // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
+            // URL's (which parses the host).
+            if urlRequest.httpShouldHandleCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let cookies = jar.cookies(for: url), !cookies.isEmpty {
                 add("jar", HTTPCookie.requestHeaderFields(with: cookies)["Cookie"] ?? "")
             }
         }

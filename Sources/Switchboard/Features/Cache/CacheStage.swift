@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// What a send's use of the cache is decided from before its final request is known: the cache, the
 /// policy, and where the credentials the request will carry come from.
-struct CacheSetting: Sendable {
+/// A class: it is passed along the whole lookup, and one reference is cheaper to copy than its fields.
+final class CacheSetting: Sendable {
     let cache: ResponseCache
     let policy: CachePolicy
     let appVersion: String
@@ -13,11 +14,20 @@ struct CacheSetting: Sendable {
     let credentials: Credentials?
     /// The jar the transport adds cookies from, if any.
     let jar: HTTPCookieStorage?
+
+    init(cache: ResponseCache, policy: CachePolicy, appVersion: String, credentials: Credentials?, jar: HTTPCookieStorage?) {
+        self.cache = cache
+        self.policy = policy
+        self.appVersion = appVersion
+        self.credentials = credentials
+        self.jar = jar
+    }
 }
 
 /// What one send does with the cache: its setting, the key of the request that goes on the wire, the
-/// entry found for it, and whether the request went out conditional on it.
-struct CacheContext: Sendable {
+/// entry found for it, and whether the request went out conditional on it. A class, for the same
+/// reason as ``CacheSetting``.
+final class CacheContext: Sendable {
     let setting: CacheSetting
     let key: String
     /// The attempt's final request (after adapters and interceptors): what `Vary` is read against.
@@ -26,6 +36,14 @@ struct CacheContext: Sendable {
     let stored: CachedEntry?
     /// Whether the request carries `If-None-Match` / `If-Modified-Since` from `stored`.
     let conditional: Bool
+
+    init(setting: CacheSetting, key: String, request: URLRequest, stored: CachedEntry?, conditional: Bool) {
+        self.setting = setting
+        self.key = key
+        self.request = request
+        self.stored = stored
+        self.conditional = conditional
+    }
 
     var cache: ResponseCache { setting.cache }
     var policy: CachePolicy { setting.policy }
@@ -42,7 +60,7 @@ enum CacheStage {
         for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, transport: (any Transport)?
     ) -> CacheSetting? {
         guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest) else { return nil }
-        let jar = (transport as? any CookieJarTransport)?.cookieJar
+        let jar = TransportCookieJar.jar(of: transport)
         return CacheSetting(cache: cache, policy: policy, appVersion: configuration.appVersion, credentials: request.credentials, jar: jar)
     }
 

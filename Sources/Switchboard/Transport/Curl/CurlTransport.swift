@@ -25,7 +25,7 @@ import FoundationNetworking
 /// Callbacks run on the transport's loop thread, one at a time.
 public final class CurlTransport: Transport {
     private let loop: CurlEventLoop
-    /// The jar whose cookies go on requests (``CookieJarTransport``), `nil` with ``CookiePolicy/none``.
+    /// The jar whose cookies go on requests (``TransportCookieJar``), `nil` with ``CookiePolicy/none``.
     let cookieJar: HTTPCookieStorage?
     private let idleTimeout: TimeInterval
 
