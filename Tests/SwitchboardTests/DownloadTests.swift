@@ -329,3 +329,13 @@ extension NetworkError {
     /// The ``DownloadError`` of a ``NetworkError/download(_:)``.
     var downloadError: DownloadError? { if case .download(let error) = self { error } else { nil } }
 }
+
+extension DownloadError {
+    /// The reason of a case that has one.
+    var reason: String? {
+        switch self {
+        case .destinationNotAllowed(_, let reason), .destinationThrew(let reason), .unusableResume(let reason): reason
+        case .destinationExists, .lengthMismatch: nil
+        }
+    }
+}

@@ -33,6 +33,7 @@ import FoundationNetworking
 public struct DownloadDestination: Sendable {
     /// What may be done at the destination.
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The options' bits.
         public let rawValue: Int
 
         /// Creates options from their raw value.
