@@ -209,6 +209,47 @@ import Testing
         }
     }
 
+    /// A folder on another file system than the temporary directory (`/dev/shm` on Linux), if any.
+    static let otherFileSystem: URL? = {
+        let shm = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let manager = FileManager.default
+        guard let here = try? manager.attributesOfItem(atPath: manager.temporaryDirectory.path)[.systemNumber] as? NSNumber,
+            let there = try? manager.attributesOfItem(atPath: shm.path)[.systemNumber] as? NSNumber, here != there, manager.isWritableFile(atPath: shm.path)
+        else { return nil }
+        return shm
+    }()
+
+    @Test(.enabled(if: otherFileSystem != nil, "needs a writable /dev/shm on another file system"), arguments: TransportUnderTest.network)
+    func aPartialFileOnAnotherFileSystemIsCopiedIntoPlace(_ kind: TransportUnderTest) async throws {
+        let folders = try Folders()
+        let partials = try #require(Self.otherFileSystem).appendingPathComponent("switchboard-partials-\(UUID().uuidString)", isDirectory: true)
+        defer {
+            folders.remove()
+            try? FileManager.default.removeItem(at: partials)
+        }
+        try await withServer { server in
+            // Given partial downloads on one file system and the destination on another
+            let file = LargeResource(length: 1_500_000)
+            server.serve(file, at: "/files/big.bin")
+            let client = makeClient(server) {
+                $0.partialDownloadsDirectory = partials
+                $0.transport = kind.factory
+            }
+            let destination = folders.files.appendingPathComponent("big.bin")
+            // When it is downloaded, then downloaded again over itself
+            _ = try await client.response(for: Download("/files/big.bin", to: destination))
+            #expect(await DownloadTests.holds(destination, file))
+            file.version = 2
+            let refused = await client.result(Download("/files/big.bin", to: destination)).failure
+            #expect(refused?.downloadError == .destinationExists(destination.standardizedFileURL))
+            _ = try await client.response(for: Download("/files/big.bin", to: .file(destination, options: [.removePreviousFile])))
+            // Then each time the whole file is there, and no copy is left beside it or in the partials
+            #expect(await DownloadTests.holds(destination, file))
+            #expect(try Self.contents(folders.files) == ["big.bin"])
+            #expect(try Self.contents(partials).isEmpty)
+        }
+    }
+
     @Test func theFileNameCheckRefusesEveryUnsafeName() {
         #expect(DownloadFileName.safe("report.pdf") == "report.pdf")
         #expect(DownloadFileName.safe("résumé 2.pdf") == "résumé 2.pdf")

@@ -40,7 +40,7 @@ import Foundation
 ///   repeats that validator, its `Content-Range` starts where the partial file ends, runs to the end,
 ///   and names the complete length the first response named. A `200` is written from the start. A
 ///   `416` completes the file only when it names the recorded complete length, which is the partial
-///   file's size, and sends no other validator. Any other answer (a `206` without the validator, with
+///   file's size, and any validator it sends is the recorded one. Any other answer (a `206` without the validator, with
 ///   `/*`, another range or length) discards the partial file and starts again from byte 0, once; a
 ///   second such answer fails with ``DownloadError/unusableResume(reason:)``.
 /// - The complete file must have the complete length the server named
