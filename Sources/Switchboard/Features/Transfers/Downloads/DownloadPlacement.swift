@@ -47,6 +47,9 @@ struct DownloadPlacement: Sendable {
                 throw .destinationNotAllowed(url, reason: "it is not a file with a safe name directly in \(required.path)")
             }
         }
+        if name == temporaryURL.lastPathComponent, realPath(temporaryURL.deletingLastPathComponent().path) == resolved {
+            throw .destinationNotAllowed(url, reason: "it is the partial file itself")
+        }
         let placement = DownloadPlacement(file: url, options: options, resolvedFolder: resolved, name: name)
         try placement.withFolder { _ in }
         return placement
