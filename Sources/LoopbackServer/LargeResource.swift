@@ -1,26 +1,57 @@
 import Foundation
 
 /// A large file served from the loopback server without holding it in memory: deterministic bytes,
-/// `ETag` and `Last-Modified`, single `Range` requests (`206`, or `416` past the end) honouring
+/// `ETag`, `Last-Modified` and `Date`, single `Range` requests (`206`, or `416` past the end) honouring
 /// `If-Range`, and ways to misbehave: change it (a new version, new bytes), cut a response off at a
-/// byte, ignore ranges.
+/// byte, ignore ranges or `If-Range`, answer a range with a wrong `206` (``partialAnswer``), date the
+/// file now.
 ///
 /// ```swift
 /// let file = LargeResource(length: 8 << 20)
 /// server.serve(file, at: "/files/big.bin")
 /// file.abort(atOffset: 1 << 20)     // the next response closes after the first MiB
 /// file.version = 2                  // the file changed: new bytes, new validators
+/// file.partialAnswer = .otherETag   // a 206 names another version
 /// ```
 public final class LargeResource: Sendable {
+    /// How a `206` misbehaves.
+    public enum PartialAnswer: Sendable {
+        /// Neither `ETag` nor `Last-Modified`.
+        case withoutValidators
+        /// `Content-Range: bytes a-b/*`: the complete length unknown.
+        case unknownLength
+        /// The bytes from half the offset asked for, labelled as such.
+        case startingElsewhere
+        /// A `Content-Range` naming a complete length one byte longer than the file.
+        case otherCompleteLength
+        /// An `ETag` other than the file's.
+        case otherETag
+    }
+
+    /// The headers of one request, as received.
+    public struct Received: Sendable {
+        /// `Range`.
+        public var range: String?
+        /// `If-Range`.
+        public var ifRange: String?
+        /// Every `Accept-Encoding` field, joined with `, ` (`nil` without one).
+        public var acceptEncoding: String?
+    }
+
     private struct State {
         var version: Int
         var abortAt: Int?
         var ignoresRanges = false
+        var ignoresIfRange = false
+        var rangesEverything = false
+        var partialAnswer: PartialAnswer?
         var sendsETag = true
         var sendsLastModified = true
+        var lastModifiedIsNow = false
+        var contentDisposition: String?
         var pause: TimeInterval = 0
         var holdAt: Int?
-        var requests: [(range: String?, ifRange: String?)] = []
+        var requests: [Received] = []
         var patterns: [Int: [UInt8]] = [:]
     }
 
@@ -46,6 +77,37 @@ public final class LargeResource: Sendable {
     public var ignoresRanges: Bool {
         get { state.withLock { $0.ignoresRanges } }
         set { state.withLock { $0.ignoresRanges = newValue } }
+    }
+
+    /// Whether `If-Range` is ignored: a range is answered with a `206` even after the file changed.
+    public var ignoresIfRange: Bool {
+        get { state.withLock { $0.ignoresIfRange } }
+        set { state.withLock { $0.ignoresIfRange = newValue } }
+    }
+
+    /// Whether a request without `Range` is answered as one for `bytes=0-` (a `206`).
+    public var rangesEverything: Bool {
+        get { state.withLock { $0.rangesEverything } }
+        set { state.withLock { $0.rangesEverything = newValue } }
+    }
+
+    /// How every `206` misbehaves from now on (`nil`: it doesn't).
+    public var partialAnswer: PartialAnswer? {
+        get { state.withLock { $0.partialAnswer } }
+        set { state.withLock { $0.partialAnswer = newValue } }
+    }
+
+    /// Whether `Last-Modified` is the response's `Date` (a file changed this second: not a validator
+    /// to resume with).
+    public var lastModifiedIsNow: Bool {
+        get { state.withLock { $0.lastModifiedIsNow } }
+        set { state.withLock { $0.lastModifiedIsNow = newValue } }
+    }
+
+    /// A `Content-Disposition` sent with every answer (`nil`: none).
+    public var contentDisposition: String? {
+        get { state.withLock { $0.contentDisposition } }
+        set { state.withLock { $0.contentDisposition = newValue } }
     }
 
     /// A pause before each piece of 256 KiB is sent: a slow server, for pausing a download midway.
@@ -77,8 +139,8 @@ public final class LargeResource: Sendable {
         state.withLock { $0.holdAt = nil }
     }
 
-    /// The `Range` and `If-Range` headers of every request so far.
-    public var requests: [(range: String?, ifRange: String?)] { state.withLock { $0.requests } }
+    /// The `Range`, `If-Range` and `Accept-Encoding` headers of every request so far.
+    public var requests: [Received] { state.withLock { $0.requests } }
 
     /// The current `ETag`.
     public var etag: String { "\"v\(version)-\(length)\"" }
@@ -114,32 +176,48 @@ public final class LargeResource: Sendable {
 
     /// The answer to `request`.
     public func respond(to request: ServerRequest) -> ServerResponse {
-        let rangeHeader = request.header("Range"), ifRange = request.header("If-Range")
-        let (version, abortAt, ignoresRanges, sendsETag, sendsLastModified, pause) = state.withLock { state in
-            state.requests.append((rangeHeader, ifRange))
-            return (state.version, state.abortAt, state.ignoresRanges, state.sendsETag, state.sendsLastModified, state.pause)
+        let encodings = request.headers.filter { $0.name.lowercased() == "accept-encoding" }.map(\.value)
+        let received = Received(range: request.header("Range"), ifRange: request.header("If-Range"), acceptEncoding: encodings.isEmpty ? nil : encodings.joined(separator: ", "))
+        let current = state.withLock { state in
+            state.requests.append(received)
+            return state
         }
-        let etag = "\"v\(version)-\(length)\"", modified = Self.httpDate(version)
-        var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes")]
-        if sendsETag { headers.append(("ETag", etag)) }
-        if sendsLastModified { headers.append(("Last-Modified", modified)) }
+        let now = Date()
+        let etag = "\"v\(current.version)-\(length)\"", modified = current.lastModifiedIsNow ? Self.httpDate(now) : Self.httpDate(current.version)
+        var headers: [(String, String)] = [("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes"), ("Date", Self.httpDate(now))]
+        if let disposition = current.contentDisposition { headers.append(("Content-Disposition", disposition)) }
+        var validators: [(String, String)] = []
+        if current.sendsETag { validators.append(("ETag", etag)) }
+        if current.sendsLastModified { validators.append(("Last-Modified", modified)) }
         var start = 0, end = length  // the bytes sent: start..<end
         var status = 200
-        if let rangeHeader, !ignoresRanges, ifRange == nil || ifRange == etag || ifRange == modified {
+        let ifRange = received.ifRange
+        if let rangeHeader = received.range ?? (current.rangesEverything ? "bytes=0-" : nil), !current.ignoresRanges,
+            ifRange == nil || ifRange == etag || ifRange == modified || current.ignoresIfRange
+        {
             guard let range = Self.parse(rangeHeader, length: length) else {
-                return ServerResponse(status: 416, headers: headers + [("Content-Range", "bytes */\(length)")])
+                return ServerResponse(status: 416, headers: headers + validators + [("Content-Range", "bytes */\(length)")])
             }
             (start, end, status) = (range.lowerBound, range.upperBound, 206)
-            headers.append(("Content-Range", "bytes \(start)-\(end - 1)/\(length)"))
+            var total = "\(length)"
+            switch current.partialAnswer {
+            case .withoutValidators: validators = []
+            case .unknownLength: total = "*"
+            case .startingElsewhere: start /= 2
+            case .otherCompleteLength: total = "\(length + 1)"
+            case .otherETag: validators = validators.map { $0.0 == "ETag" ? ("ETag", "\"other\"") : $0 }
+            case nil: break
+            }
+            headers.append(("Content-Range", "bytes \(start)-\(end - 1)/\(total)"))
         }
         var abortAfter: Int?
-        if let abortAt, abortAt >= start, abortAt < end, request.method != "HEAD" {
+        if let abortAt = current.abortAt, abortAt >= start, abortAt < end, request.method != "HEAD" {
             abortAfter = abortAt - start
             state.withLock { $0.abortAt = nil }
         }
-        let pattern = self.pattern(version), first = start
+        let pattern = self.pattern(current.version), first = start, pause = current.pause
         return ServerResponse(
-            status: status, headers: headers,
+            status: status, headers: headers + validators,
             body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
                 if pause > 0 { Thread.sleep(forTimeInterval: pause) }
                 self.waitWhileHeld(before: first + offset + buffer.count)
@@ -195,11 +273,15 @@ public final class LargeResource: Sendable {
     }
 
     private static func httpDate(_ version: Int) -> String {
+        httpDate(Date(timeIntervalSince1970: 1_700_000_000 + Double(version) * 86_400))
+    }
+
+    private static func httpDate(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: Date(timeIntervalSince1970: 1_700_000_000 + Double(version) * 86_400))
+        return formatter.string(from: date)
     }
 }
 

@@ -38,13 +38,13 @@ import Testing
     }
 
     /// A served file whose first download is cut off at `offset`: the file, a client and the destination.
-    static func cutOff(_ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, configure: (LargeResource) -> Void = { _ in }) async -> (
-        LargeResource, Dispatcher, URL
-    ) {
+    static func cutOff(
+        _ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, on kind: TransportUnderTest = .urlSession, configure: (LargeResource) -> Void = { _ in }
+    ) async -> (LargeResource, Dispatcher, URL) {
         let file = LargeResource(length: length)
         configure(file)
         server.serve(file, at: "/files/big.bin")
-        let client = Self.client(server, folders)
+        let client = Self.client(server, folders) { $0.transport = kind.factory }
         let destination = folders.files.appendingPathComponent("big.bin")
         file.abort(atOffset: offset)
         _ = await client.result(Download("/files/big.bin", to: destination))
@@ -82,9 +82,12 @@ import Testing
             let response = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: folders.files))
             #expect(response.fileURL?.lastPathComponent == "report.pdf")
             #expect(await Self.holds(folders.files.appendingPathComponent("report.pdf"), file))
-            // An existing file is replaced.
+            // An existing file is replaced only when the destination says so.
             file.version = 2
-            _ = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: folders.files))
+            let refused = await Self.client(server, folders).result(Download("/files/report.pdf", to: folders.files)).failure
+            #expect(refused?.downloadError == .destinationExists(folders.files.appendingPathComponent("report.pdf").standardizedFileURL))
+            let replacing = DownloadDestination.folder(folders.files, options: [.removePreviousFile])
+            _ = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: replacing))
             #expect(await Self.holds(folders.files.appendingPathComponent("report.pdf"), file))
         }
     }
@@ -115,11 +118,12 @@ import Testing
         }
     }
 
-    @Test func aFileThatChangedMeanwhileIsDownloadedAgainFromTheStart() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aFileThatChangedMeanwhileIsDownloadedAgainFromTheStart(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
-            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 700_000)
+            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 700_000, on: kind)
             file.version = 2  // new bytes, new validators: If-Range no longer matches, so a 200 comes
             let response = try await client.response(for: Download("/files/big.bin", to: destination))
             #expect(response.statusCode == 200)
@@ -128,11 +132,12 @@ import Testing
         }
     }
 
-    @Test func aServerThatIgnoresTheRangeIsWrittenFromTheStart() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aServerThatIgnoresTheRangeIsWrittenFromTheStart(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
-            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 900_000)
+            let (file, client, destination) = await Self.cutOff(server, folders, length: 2 << 20, at: 900_000, on: kind)
             file.ignoresRanges = true
             let progress = Locked([Int64]())
             let response = try await client.response(for: Download("/files/big.bin", to: destination)) { value in
@@ -164,33 +169,37 @@ import Testing
     }
 
     /// Plants a partial file and its record as an earlier run would have left them.
-    static func plant(_ bytes: Data, for url: URL, destination: URL, validator: String, total: Int64?, in directory: URL) throws {
+    static func plant(
+        _ bytes: Data, for url: URL, destination: URL, validator: String, kind: PartialDownload.ValidatorKind = .etag, total: Int64?, in directory: URL
+    ) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let partial = PartialDownload(url: url, destination: destination, directory: directory)
+        let partial = PartialDownload(url: url, resumeKey: DownloadDestination.file(destination).resumeKey, directory: directory)
         try bytes.write(to: partial.file)
-        try partial.save(PartialDownload.Record(key: partial.key, validator: validator, totalLength: total))
+        try partial.save(PartialDownload.Record(key: partial.key, validator: validator, kind: kind, totalLength: total))
     }
 
-    @Test func a416ForAFileAlreadyWholeCompletesItAndAnyOther416StartsOver() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func a416ForAFileAlreadyWholeCompletesItAndAnyOther416StartsOver(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 500_000)
             server.serve(file, at: "/files/f.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders) { $0.transport = kind.factory }
             let destination = folders.files.appendingPathComponent("f.bin")
             let url = server.url("/files/f.bin")
-            // The whole file is already there (cut off after its last byte): the 416 says so.
-            try Self.plant(file.bytes(0..<file.length), for: url, destination: destination, validator: file.etag, total: nil, in: folders.partials)
+            // The whole file is already there (cut off after its last byte): the 416 names its length.
+            let length = Int64(file.length)
+            try Self.plant(file.bytes(0..<file.length), for: url, destination: destination, validator: file.etag, total: length, in: folders.partials)
             let whole = try await client.response(for: Download("/files/f.bin", to: destination))
             #expect(whole.statusCode == 200)
             #expect(file.requests.last?.range == "bytes=500000-")
             #expect(await Self.holds(destination, file))
             #expect(folders.partialFiles().isEmpty)
 
-            // A partial file longer than the file: 416, then a clean start.
+            // A partial file longer than the file: 416, then a clean start (replacing the first one).
             try Self.plant(Data(count: 600_000), for: url, destination: destination, validator: file.etag, total: nil, in: folders.partials)
-            let again = try await client.response(for: Download("/files/f.bin", to: destination))
+            let again = try await client.response(for: Download("/files/f.bin", to: .file(destination, options: [.removePreviousFile])))
             #expect(again.statusCode == 200)
             #expect(file.requests.suffix(2).map(\.range) == ["bytes=600000-", nil])
             #expect(await Self.holds(destination, file))
@@ -308,8 +317,25 @@ import Testing
         let home = NSHomeDirectory()
         #expect(PartialDownload.portablePath(home + "/Documents/a.bin") == "~/Documents/a.bin")
         #expect(PartialDownload.portablePath("/var/data/a.bin") == "/var/data/a.bin")
-        let one = PartialDownload(url: URL(string: "https://h/a.bin")!, destination: URL(fileURLWithPath: home + "/Documents/a.bin"), directory: URL(fileURLWithPath: "/p"))
+        let file = DownloadDestination.file(URL(fileURLWithPath: home + "/Documents/a.bin"))
+        let one = PartialDownload(url: URL(string: "https://h/a.bin")!, resumeKey: file.resumeKey, directory: URL(fileURLWithPath: "/p"))
         #expect(one.key == "https://h/a.bin\n~/Documents/a.bin")
+        #expect(DownloadDestination.folder(URL(fileURLWithPath: home + "/Documents", isDirectory: true)).resumeKey == "~/Documents/")
         #expect(one.file.lastPathComponent.count == 32 + ".partial".count)
+    }
+}
+
+extension NetworkError {
+    /// The ``DownloadError`` of a ``NetworkError/download(_:)``.
+    var downloadError: DownloadError? { if case .download(let error) = self { error } else { nil } }
+}
+
+extension DownloadError {
+    /// The reason of a case that has one.
+    var reason: String? {
+        switch self {
+        case .destinationNotAllowed(_, let reason), .destinationThrew(let reason), .unusableResume(let reason): reason
+        case .destinationExists, .lengthMismatch: nil
+        }
     }
 }

@@ -61,9 +61,9 @@ struct InteropTransferTests {
 
         // What an interrupted download leaves: the first 7,000 bytes and the validator.
         let url = try #require(whole.httpResponse.url)
-        let partial = PartialDownload(url: url, destination: destination, directory: folder.appendingPathComponent("partials"))
+        let partial = PartialDownload(url: url, resumeKey: DownloadDestination.file(destination).resumeKey, directory: folder.appendingPathComponent("partials"))
         try expected.prefix(7_000).write(to: partial.file)
-        try partial.save(PartialDownload.Record(key: partial.key, validator: etag, totalLength: 20_000))
+        try partial.save(PartialDownload.Record(key: partial.key, validator: etag, kind: .etag, totalLength: 20_000))
         try FileManager.default.removeItem(at: destination)
 
         let resumed = try await client.response(for: Download("/range/20000", to: destination))

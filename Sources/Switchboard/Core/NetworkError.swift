@@ -37,6 +37,10 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// encoding (`cannotParseResponse`), a body that can't be decompressed (`cannotDecodeContentData`),
     /// DNS, TLS.
     case transport(URLError)
+    /// A download's destination or resume went wrong although the server answered (see
+    /// ``DownloadError``): a file already at the destination, a name that would leave its folder, a
+    /// resume that can't be trusted, a file of the wrong length.
+    case download(DownloadError)
 
     /// The HTTP status code, when the server answered.
     public var statusCode: Int? { errorResponse?.statusCode }
@@ -73,6 +77,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .idleTimeout(let seconds): "no data for \(seconds) s (idle timeout)"
         case .cancelled: "cancelled"
         case .transport(let error): "transport error \(error.code.rawValue): \(error.localizedDescription)"
+        case .download(let error): "download failed: \(error)"
         }
     }
 }

@@ -130,7 +130,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// The send's own progress closure, called on the completion queue.
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
     /// For a ``DownloadRequest``: where the file goes and whether it resumes (read once).
-    private let download: (destination: URL, resumes: Bool)?
+    private let download: (destination: DownloadDestination, resumes: Bool)?
     /// Where identical transfers are shared, when this request may share one.
     private let coalescer: Coalescer?
     /// The request's cache policy (read once: it is the request's code).

@@ -72,7 +72,8 @@ public final class DownloadHandle: Sendable {
     }
 
     /// Ends the download for good; the completion gets ``NetworkError/cancelled``. The partial file
-    /// stays, so a later download of the same URL to the same destination resumes from it.
+    /// stays, so a later download of the same URL with the same resume key (``DownloadDestination/resumeKey``)
+    /// resumes from it.
     public func cancel() {
         let (current, endNow) = state.withLock { state -> (RequestHandle?, Bool) in
             guard !state.finished else { return (nil, false) }

@@ -4,8 +4,10 @@ import FoundationNetworking
 #endif
 
 /// One attempt of a download, over any transport: asks for the rest of a partial file (`Range`,
-/// `If-Range`), decides from the head whether to append, start over or stop, reports progress for the
-/// whole file, and moves the complete file into place. The transport only writes bytes to a file.
+/// `If-Range`, `Accept-Encoding: identity`), decides from the head whether to append, start over or
+/// stop (``ResumeRules``), has the destination chosen and checked before any body byte is written
+/// (``DownloadPlacement``), reports progress for the whole file, and moves the complete file into
+/// place. The transport only writes bytes to a file.
 final class DownloadTransfer: TransportTask {
     private struct State {
         var inner: (any TransportTask)?
@@ -14,11 +16,15 @@ final class DownloadTransfer: TransportTask {
         var offset: Int64 = 0
         /// The offset asked for with `Range` (0 without).
         var requested: Int64 = 0
-        /// The record saved for this response, if any.
+        /// The record whose validator `If-Range` carried, then the one saved for this response, if any.
         var record: PartialDownload.Record?
+        /// The complete file's length, when the server said.
+        var expected: Int64?
+        /// Where the complete file goes, chosen when the head came.
+        var placement: DownloadPlacement?
         /// A `416` said the partial file is already the whole file.
         var alreadyWhole: Int64?
-        /// The response can't be appended: start over from zero (once).
+        /// The response can't be used: start over from zero (once).
         var restart = false
         var restarted = false
     }
@@ -26,22 +32,27 @@ final class DownloadTransfer: TransportTask {
     private let urlRequest: URLRequest
     private let body: TransferBody?
     private let origin: (any Request)?
+    private let destination: DownloadDestination
     private let partial: PartialDownload
     private let resumes: Bool
+    /// The app set a `Range` of its own: nothing is resumed.
+    private let ownRange: Bool
     private let transport: any Transport
     private let options: TransferOptions
     private let callbacks: TransferCallbacks
     private let state = Locked(State())
 
     private init(
-        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)?, partial: PartialDownload, resumes: Bool, transport: any Transport, options: TransferOptions,
-        callbacks: TransferCallbacks
+        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)?, destination: DownloadDestination, partial: PartialDownload, resumes: Bool,
+        transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks
     ) {
         self.urlRequest = urlRequest
         self.body = body
         self.origin = origin
+        self.destination = destination
         self.partial = partial
         self.resumes = resumes
+        ownRange = urlRequest.value(forHTTPHeaderField: "Range") != nil
         self.transport = transport
         self.options = options
         self.callbacks = callbacks
@@ -50,18 +61,20 @@ final class DownloadTransfer: TransportTask {
     /// Starts the attempt; `callbacks` get the head, progress and completion as from a transport, with
     /// the complete file at the destination on success.
     static func perform(
-        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)? = nil, destination: URL, resumes: Bool, directory: URL,
+        _ urlRequest: URLRequest, body: TransferBody?, origin: (any Request)? = nil, destination: DownloadDestination, resumes: Bool, directory: URL,
         transport: any Transport, options: TransferOptions, callbacks: TransferCallbacks
     ) -> any TransportTask {
         guard let url = urlRequest.url else {
             return Failed.start(.invalidRequest(reason: "the download has no URL"), callbacks)
         }
-        let partial = PartialDownload(url: url, destination: destination, directory: directory)
-        let transfer = DownloadTransfer(urlRequest, body: body, origin: origin, partial: partial, resumes: resumes, transport: transport, options: options, callbacks: callbacks)
+        let partial = PartialDownload(url: url, resumeKey: destination.resumeKey, directory: directory)
+        let transfer = DownloadTransfer(
+            urlRequest, body: body, origin: origin, destination: destination, partial: partial, resumes: resumes, transport: transport, options: options,
+            callbacks: callbacks)
         if partial.claim() {
             transfer.start(fromZero: !resumes)
         } else {
-            // Another transfer of this URL to this destination runs, or is still ending: the attempt
+            // Another transfer of this URL under this resume key runs, or is still ending: the attempt
             // before this one of the same send (a retry, a resume after a pause), which a dispatcher
             // stops waiting for after a second. Wait for it a little, then give up.
             transfer.claimLater(until: DispatchTime.now() + .seconds(3))
@@ -79,7 +92,8 @@ final class DownloadTransfer: TransportTask {
             } else if DispatchTime.now() < deadline {
                 claimLater(until: deadline)
             } else {
-                callbacks.completion(.failure(.invalidRequest(reason: "a download of \(urlRequest.url?.absoluteString ?? "?") to \(partial.destination.path) is already running")))
+                callbacks.completion(
+                    .failure(.invalidRequest(reason: "a download of \(urlRequest.url?.absoluteString ?? "?") with resume key \(destination.resumeKey) is already running")))
             }
         }
     }
@@ -94,9 +108,11 @@ final class DownloadTransfer: TransportTask {
 
     private func start(fromZero: Bool) {
         var request = urlRequest
+        // Byte offsets must be offsets of the file, not of a compressed body.
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         var requested: Int64 = 0
         var record: PartialDownload.Record?
-        if !fromZero, request.value(forHTTPHeaderField: "Range") == nil, let point = partial.resumePoint() {
+        if !fromZero, !ownRange, let point = partial.resumePoint() {
             (requested, record) = (point.offset, point.record)
             request.setValue("bytes=\(point.offset)-", forHTTPHeaderField: "Range")
             request.setValue(point.record.validator, forHTTPHeaderField: "If-Range")
@@ -115,6 +131,8 @@ final class DownloadTransfer: TransportTask {
             state.requested = requested
             state.offset = 0
             state.record = record
+            state.expected = nil
+            state.placement = nil
             state.restart = false
             state.alreadyWhole = nil
         }
@@ -146,56 +164,60 @@ final class DownloadTransfer: TransportTask {
 
     /// What to do with the final head.
     private func decide(_ head: HTTPURLResponse) -> HeadDecision {
-        let requested = state.withLock { $0.requested }
-        let validator = Self.validator(of: head)
-        let decision: HeadDecision
-        switch head.statusCode {
-        case 206:
-            guard let range = Self.contentRange(of: head), range.start == requested else {
-                state.withLock { $0.restart = true }
-                return .fail(.transport(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "the server sent a range other than the one asked for"])))
-            }
-            let kept = validator ?? state.withLock { $0.record?.validator }
-            save(kept.map { PartialDownload.Record(key: partial.key, validator: $0, totalLength: range.total) }, offset: requested)
-            decision = .proceed
-        case 200..<300:
-            // The whole body: the server ignored the range, or the file changed since.
-            let total = TransferRules.expectedBodyLength(head, method: urlRequest.httpMethod)
-            save(validator.map { PartialDownload.Record(key: partial.key, validator: $0, totalLength: total) }, offset: 0)
-            decision = requested > 0 ? .writeFromStart : .proceed
-        case 416:
-            let total = Self.contentRange(of: head)?.total
-            state.withLock { state in
-                if requested > 0, total == requested { state.alreadyWhole = requested } else { state.restart = true }
-            }
-            return .fail(.httpStatus(ErrorResponse(head, body: Data())))
-        default:
+        let (requested, sent, restarted) = state.withLock { ($0.requested, $0.record, $0.restarted) }
+        // What the bytes can be resumed with, the complete length, where they start in the file.
+        let kept: PartialDownload.Record?, expected: Int64?, offset: Int64, decision: HeadDecision
+        switch ResumeRules.verdict(head, requested: requested, sent: sent, ownRange: ownRange, method: urlRequest.httpMethod) {
+        case .restart(let reason):
+            // Restarted once already: a second unusable answer ends the download.
+            if !restarted { state.withLock { $0.restart = true } }
+            return .fail(.download(.unusableResume(reason: reason)))
+        case .failure:
             // The partial file stays as it was (a 503 may pass); the error's body is not kept.
             let failure = ErrorResponse(head, body: Data())
             return .fail(head.statusCode == 401 ? .unauthorized(failure) : .httpStatus(failure))
+        case .append(let total):
+            kept = sent.map { PartialDownload.Record(key: partial.key, validator: $0.validator, kind: $0.kind, totalLength: total) }
+            (expected, offset, decision) = (total, requested, .proceed)
+        case .whole(let total):
+            // The whole body: the server ignored the range, or the file changed since.
+            let validator = ownRange ? nil : ResumeRules.resumeValidator(of: head)
+            kept = validator.map { PartialDownload.Record(key: partial.key, validator: $0.validator, kind: $0.kind, totalLength: total) }
+            (expected, offset, decision) = (total, 0, requested > 0 ? .writeFromStart : .proceed)
+        case .alreadyWhole(let length):
+            // No body to receive: the transfer ends here, and its end completes the file.
+            kept = sent
+            (expected, offset, decision) = (length, requested, .fail(.httpStatus(ErrorResponse(head, body: Data()))))
+        }
+        // The destination is chosen (user code, no lock held) and checked before any byte is written.
+        let placement: DownloadPlacement
+        do {
+            placement = try DownloadPlacement.choose(destination, temporaryURL: partial.file, response: head)
+        } catch {
+            return .fail(.download(error))
+        }
+        state.withLock { state in
+            state.placement = placement
+            state.offset = offset
+            state.expected = expected
+            state.record = resumes ? kept : nil
+            if case .fail = decision { state.alreadyWhole = expected }
+        }
+        if case .fail = decision { return decision }
+        if resumes, let kept {
+            try? partial.save(kept)  // before the body's bytes are written, so they never lack one
+        } else {
+            partial.forgetRecord()
         }
         if let own = callbacks.head?(head), case .fail = own { return own }
         return decision
     }
 
-    /// Records what the bytes from `offset` on can be resumed with (or that they can't).
-    private func save(_ record: PartialDownload.Record?, offset: Int64) {
-        state.withLock { state in
-            state.offset = offset
-            state.record = resumes ? record : nil
-        }
-        if resumes, let record {
-            try? partial.save(record)
-        } else {
-            partial.forgetRecord()
-        }
-    }
-
     private func transferEnded(_ result: Result<TransportResponse, NetworkError>) {
-        let (alreadyWhole, restart, cancelled, record) = state.withLock { state -> (Int64?, Bool, Bool, PartialDownload.Record?) in
+        let (alreadyWhole, restart, cancelled, record, expected) = state.withLock { state -> (Int64?, Bool, Bool, PartialDownload.Record?, Int64?) in
             let restart = state.restart && !state.restarted && !state.cancelled
             if restart { state.restarted = true }
-            return (state.alreadyWhole, restart, state.cancelled, state.record)
+            return (state.alreadyWhole, restart, state.cancelled, state.record, state.expected)
         }
         if restart {
             partial.discard()
@@ -204,63 +226,57 @@ final class DownloadTransfer: TransportTask {
         }
         switch result {
         case .success(let response):
-            let size = (try? FileManager.default.attributesOfItem(atPath: partial.file.path)[.size] as? NSNumber)?.int64Value ?? 0
-            if let total = record?.totalLength, total != size {
+            let size = partial.size()
+            if let expected, expected != size {
                 partial.discard()
-                end(.failure(.transport(URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "the download ended at \(size) of \(total) bytes"]))))
+                end(.failure(.download(.lengthMismatch(expected: expected, received: size))))
                 return
             }
-            finish(head: response.httpResponse, size: size, bodyLength: response.bodyLength, timing: response.timing)
+            finish(head: response.httpResponse, size: size, bodyLength: response.bodyLength, timing: response.timing, keep: record != nil)
         case .failure(let error):
             if let whole = alreadyWhole, !cancelled, let url = urlRequest.url {
                 // The partial file was the whole file (it was cut off right after its last byte).
                 let head = HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Length": String(whole)])!
-                finish(head: head, size: whole, bodyLength: 0, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))
+                finish(head: head, size: whole, bodyLength: 0, timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0), keep: record != nil)
                 return
             }
-            if !resumes || record == nil { partial.discard() }
+            if !resumes || record == nil || error.isUnusableResume { partial.discard() }
             end(.failure(error))
         }
     }
 
-    private func finish(head: HTTPURLResponse, size: Int64, bodyLength: Int64, timing: Timing) {
-        do {
-            try partial.complete()
-        } catch {
+    /// Moves the complete file into place. When that fails, the file is kept to resume from (a `416`
+    /// completes it next time) if it has a record, else removed.
+    private func finish(head: HTTPURLResponse, size: Int64, bodyLength: Int64, timing: Timing, keep: Bool) {
+        guard let placement = state.withLock({ $0.placement }) else {
             partial.discard()
-            end(.failure(.transport(URLError(.cannotMoveFile, userInfo: [NSLocalizedDescriptionKey: "cannot move the download to \(partial.destination.path): \(error)"]))))
+            end(.failure(.invalidRequest(reason: "the download ended without a destination")))
             return
         }
+        do {
+            try placement.move(from: partial.file)
+        } catch {
+            if !keep || !resumes { partial.discard() }
+            end(.failure(.download(error)))
+            return
+        }
+        partial.forgetRecord()
         // Progress ends exactly at the whole file.
         callbacks.progress?(TransferProgress(bytesSent: 0, expectedBytesToSend: 0, bytesReceived: size, expectedBytesToReceive: size))
-        end(.success(TransportResponse(httpResponse: head, fileURL: partial.destination, bodyLength: bodyLength, timing: timing)))
+        end(.success(TransportResponse(httpResponse: head, fileURL: placement.file, bodyLength: bodyLength, timing: timing)))
     }
 
     private func end(_ result: Result<TransportResponse, NetworkError>) {
         partial.release()
         callbacks.completion(result)
     }
+}
 
-    /// The `ETag` (when strong) or else the `Last-Modified`: what `If-Range` may carry.
-    static func validator(of head: HTTPURLResponse) -> String? {
-        if let tag = head.value(forHTTPHeaderField: "ETag"), !tag.isEmpty, !tag.hasPrefix("W/") { return tag }
-        if let date = head.value(forHTTPHeaderField: "Last-Modified"), !date.isEmpty { return date }
-        return nil
-    }
-
-    /// `Content-Range: bytes start-end/total` (`total` may be `*`), or `bytes */total` for a 416.
-    static func contentRange(of head: HTTPURLResponse) -> (start: Int64?, total: Int64?)? {
-        guard let value = head.value(forHTTPHeaderField: "Content-Range")?.trimmingCharacters(in: .whitespaces),
-            value.lowercased().hasPrefix("bytes ")
-        else { return nil }
-        let spec = value.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let halves = spec.split(separator: "/", maxSplits: 1).map(String.init)
-        guard halves.count == 2 else { return nil }
-        let total = halves[1] == "*" ? nil : Int64(halves[1])
-        if halves[0] == "*" { return (nil, total) }
-        let bounds = halves[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start <= end else { return nil }
-        return (start, total)
+extension NetworkError {
+    /// Whether this is ``DownloadError/unusableResume(reason:)``.
+    fileprivate var isUnusableResume: Bool {
+        if case .download(.unusableResume) = self { return true }
+        return false
     }
 }
 

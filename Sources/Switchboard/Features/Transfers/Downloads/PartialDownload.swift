@@ -1,22 +1,34 @@
 import Foundation
 
 /// Where one download keeps its bytes until they are complete, and what it needs to resume: the
-/// partial file and a small JSON record beside it (the URL and destination it belongs to, and the
-/// server's validator). Both are named by a stable hash of the URL and the destination, with the home
-/// directory written as `~`, so the names survive an app relaunch that moves its container.
+/// partial file and a small JSON record beside it (the URL and resume key it belongs to, and the
+/// server's validator). Both are named by a stable hash of the request's URL and the destination's
+/// ``DownloadDestination/resumeKey``, known before the response (the final file may be chosen only
+/// when the head comes), so the names survive an app relaunch that moves its container.
 package struct PartialDownload: Sendable {
+    /// Which validator a record holds: what `If-Range` carried and a `206` must repeat.
+    package enum ValidatorKind: String, Codable, Sendable {
+        /// A strong `ETag`.
+        case etag
+        /// A `Last-Modified` date at least 60 s older than its response's `Date`.
+        case lastModified
+    }
+
     /// What is stored beside the partial file.
-    package struct Record: Codable, Equatable {
-        /// The URL and destination this belongs to (compared on read: a hash collision is a miss).
+    package struct Record: Codable, Equatable, Sendable {
+        /// The URL and resume key this belongs to (compared on read: a hash collision is a miss).
         package var key: String
-        /// The `ETag` (preferred) or `Last-Modified` the bytes were sent with: `If-Range` on resume.
+        /// The strong `ETag`, or else the `Last-Modified`, the bytes were sent with: `If-Range` on resume.
         package var validator: String
+        /// Which of the two ``validator`` is.
+        package var kind: ValidatorKind
         /// The whole file's size, when the server said.
         package var totalLength: Int64?
 
-        package init(key: String, validator: String, totalLength: Int64?) {
+        package init(key: String, validator: String, kind: ValidatorKind, totalLength: Int64?) {
             self.key = key
             self.validator = validator
+            self.kind = kind
             self.totalLength = totalLength
         }
     }
@@ -26,19 +38,10 @@ package struct PartialDownload: Sendable {
     package let file: URL
     /// The record.
     let recordFile: URL
-    /// The final file.
-    let destination: URL
 
-    /// The partial download of `url` into `destination` (a directory gets the URL's last path component).
-    package init(url: URL, destination: URL, directory: URL) {
-        var destination = destination.standardizedFileURL
-        var isDirectory: ObjCBool = false
-        if destination.hasDirectoryPath || (FileManager.default.fileExists(atPath: destination.path, isDirectory: &isDirectory) && isDirectory.boolValue) {
-            let name = url.lastPathComponent
-            destination = destination.appendingPathComponent(name.isEmpty || name == "/" ? "download" : name)
-        }
-        self.destination = destination
-        key = url.absoluteString + "\n" + Self.portablePath(destination.path)
+    /// The partial download of `url` under `resumeKey` (see ``DownloadDestination/resumeKey``).
+    package init(url: URL, resumeKey: String, directory: URL) {
+        key = url.absoluteString + "\n" + resumeKey
         let name = StableHash.hex(key)
         file = directory.appendingPathComponent(name + ".partial")
         recordFile = directory.appendingPathComponent(name + ".json")
@@ -82,19 +85,15 @@ package struct PartialDownload: Sendable {
         try? FileManager.default.removeItem(at: recordFile)
     }
 
-    /// Moves the complete file to the destination (replacing what is there) and removes the record.
-    func complete() throws {
-        let manager = FileManager.default
-        try manager.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-        if manager.fileExists(atPath: destination.path) { try manager.removeItem(at: destination) }
-        try manager.moveItem(at: file, to: destination)
-        forgetRecord()
+    /// The partial file's size (0 when there is none).
+    func size() -> Int64 {
+        (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
     }
 
-    /// The downloads running now, by key: one at a time per URL and destination.
+    /// The downloads running now, by key: one at a time per URL and resume key.
     private static let running = Locked(Set<String>())
 
-    /// Claims this download; `false` when another one of the same URL and destination runs.
+    /// Claims this download; `false` when another one of the same URL and resume key runs.
     func claim() -> Bool { Self.running.withLock { $0.insert(key).inserted } }
 
     /// Ends the claim.
