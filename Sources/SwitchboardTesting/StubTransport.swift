@@ -43,6 +43,10 @@ public final class StubTransport: Transport {
         fallback = handler
     }
 
+    /// ``TransportCookies/none``: the stub puts no cookies on requests (so the response cache works
+    /// with it as with a real transport).
+    public var addedCookies: TransportCookies { .none }
+
     /// The requests performed so far, in order (each hop of a redirect or challenge counts).
     public var requests: [URLRequest] { recordedRequests.withLock { $0.map(\.urlRequest) } }
 

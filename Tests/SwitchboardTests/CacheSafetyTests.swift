@@ -254,6 +254,35 @@ import Testing
     }
 
     @Test(arguments: TransportUnderTest.network)
+    func theDeadlineWhileTheDiskIsHeldEndsTheSendAndARetryLooksAgain(_ kind: TransportUnderTest) async throws {
+        let scratch = Scratch()
+        try await withServer { server in
+            let request = Counted(key: "held-deadline", policy: CachePolicy(timeToLive: 60))
+            let cache = try await Self.storedOnDisk(request, server, kind, scratch)
+            let disk = HeldDisk(cache)
+            // Each attempt may wait half a second; a timeout is retried once, at once.
+            let client = Self.client(server, kind, cache) {
+                $0.timeout = 0.5
+                $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)
+            }
+            let outcome = Box<Result<Response<Counted>, NetworkError>?>(nil)
+            onOwnThread { client.send(request) { result in outcome.mutate { $0 = result } } }
+            #expect(await eventually(timeout: 20) { disk.readsStarted == 1 })
+            // The first attempt's deadline ends it while its read is held; the retry looks up again
+            // (its read queued behind the held one).
+            #expect(await eventually(timeout: 20) { client.runningRequests.first?.attempts == 2 })
+            #expect(outcome.value == nil)
+            disk.release()
+            #expect(await eventually(timeout: 20) { disk.readsStarted == 2 })
+            disk.release()
+            #expect(await eventually(timeout: 20) { outcome.value != nil })
+            let response = try #require(try? outcome.value?.get())
+            #expect("\(response.json["count"].int ?? -1) \(response.source)" == "1 cache", "the retry was answered by the cache")
+            #expect(server.hits("/counter/held-deadline") == 1, "nothing went to the network")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network)
     func aCancelWhileTheDiskIsHeldEndsTheSendOnceWithoutTheNetwork(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
@@ -267,10 +296,12 @@ import Testing
             #expect(await Self.sendReturns(client, request, handle: handle))
             #expect(await eventually(timeout: 20) { disk.readsStarted == 1 })
             handle.value?.cancel()
-            // Within the stop's grace period, whatever the disk does.
+            // At once: nothing is waited for, however long the disk takes (the read is still held).
             #expect(await eventually(timeout: 20) { log.events.contains { $0.isTerminal } })
+            #expect(disk.readsStarted == 1 && cache.answeredLookUps.withLock { $0 } == 0, "ended while the disk was still held")
             disk.release()
-            cache.flush()
+            // The late answer has been handled: it changed nothing.
+            #expect(await eventually(timeout: 20) { cache.answeredLookUps.withLock { $0 } == 1 })
             #expect(log.events.filter(\.isTerminal).map { $0.error?.isCancelled } == [true], "one terminal event: cancelled")
             #expect(log.events.last?.isTerminal == true)
             #expect(log.events.contains { if case .cached = $0.kind { true } else { false } } == false, "no cached event after the end")

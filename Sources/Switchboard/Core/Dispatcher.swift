@@ -238,8 +238,9 @@ public final class Dispatcher: Sendable {
         return (found.id, found.configuration, chosen)
     }
 
-    /// The transport a send would use now (the cache asks it which cookies a request will carry).
-    var transportForCache: any Transport { currentTransport().transport }
+    /// The cookies a send's transport would add now, for the cache (asked outside the lock: a
+    /// transport may be the app's code). Makes the transport when no send has yet.
+    var cookiesForCache: TransportCookies { currentTransport().transport.addedCookies }
 
     /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
     /// sends still in flight: each reports `cancelled` to its own closure (observers are gone by then).

@@ -74,6 +74,9 @@ private struct OperationState {
     var undecided: (outcome: Outcome, policyDelay: TimeInterval?)?
     /// Whether and how the send may use the response cache (set once, when the request is built).
     var cacheSetting: CacheSetting?
+    /// Whether the cache answered a lookup (an attempt whose lookup a deadline cut short leaves the
+    /// next one to look up).
+    var cacheRead = false
     /// What the current attempt does with the response cache, if anything.
     var cache: CacheContext?
     /// The last event posted to observers before the terminal one (replayed to late subscribers).
@@ -245,7 +248,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return
         }
         // The cache is read later, against the request as the adapters and interceptors leave it.
-        if let setting = CacheStage.setting(for: request, prepared: prepared, configuration: configuration, policy: cachePolicy, transport: transport) {
+        if cachePolicy != nil,
+            let setting = CacheStage.setting(for: request, prepared: prepared, configuration: configuration, policy: cachePolicy, cookies: transport.addedCookies)
+        {
             state.withLock { $0.cacheSetting = setting }
         }
         attempt(1, prepared, on: transport)
@@ -386,10 +391,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if cancelNow { task.cancel() }
     }
 
-    /// Moves the state on to attempt `number` (under the lock): `lookingUp` for the first attempt of a
-    /// send that uses the cache, otherwise `starting` (a transfer counted). Returns whether it looks up.
+    /// Moves the state on to attempt `number` (under the lock): `lookingUp` for a send that uses the
+    /// cache until the cache has answered once, otherwise `starting` (a transfer counted). Returns
+    /// whether it looks up.
     private static func looksUpCache(attempt number: Int, _ state: inout OperationState) -> Bool {
-        if number == 1, state.cacheSetting != nil {
+        if state.cacheSetting != nil, !state.cacheRead {
             state.phase = .lookingUp(attempt: number)
             return true
         }
@@ -448,35 +454,33 @@ final class RequestOperation<R: Request>: InFlightOperation {
     ) {
         let policy = context?.policy
         let fresh = stored != nil && policy?.mode == .cacheElseLoad && context?.stored?.isFresh(at: Date()) == true
-        // Posted while the attempt still looks up, before the transfer starts: never after the end.
-        if let stored, policy?.mode == .cachedThenLoad, isLookingUp(attempt: number) { post(.cached(stored)) }
         let next = state.withLock { state -> LookupNext in
             switch state.phase {
             case .lookingUp(let attempt) where attempt == number:
                 state.cache = context
+                state.cacheRead = true
                 if fresh {
                     state.phase = .finished
                     return .answer
                 }
+                // `starting` before the `cached` event: a cancel from now on stops the transfer, and
+                // its end (the terminal event) can only follow the transfer's start, after the event.
                 state.phase = .starting(attempt: number)
                 state.transfers += 1
                 return .transfer
-            case .stopping(let attempt, let reason) where attempt == number:
-                return .stopped(reason)
             default:
-                return .ignore
+                return .ignore  // a cancel or the deadline ended the attempt meanwhile
             }
         }
         switch next {
-        case .answer: if let stored { complete(.success(stored)) }
-        case .transfer: transfer(number, urlRequest, prepared, on: transport)
-        case .stopped(let reason): decide(.failure(reason), attempt: number)
-        case .ignore: break
+        case .answer:
+            if let stored { complete(.success(stored)) }
+        case .transfer:
+            if let stored, policy?.mode == .cachedThenLoad { post(.cached(stored)) }
+            transfer(number, urlRequest, prepared, on: transport)
+        case .ignore:
+            break
         }
-    }
-
-    private func isLookingUp(attempt number: Int) -> Bool {
-        state.withLock { if case .lookingUp(let attempt) = $0.phase { attempt == number } else { false } }
     }
 
     /// Attempt `number`'s request with the cache's conditional headers; from the second attempt on (an
@@ -765,11 +769,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 state.phase = .stopping(attempt: attempt, reason: .cancelled)
                 state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
                 return .cancelAdapting(task)
-            case .lookingUp(let attempt):
-                // The cache's answer ends it (or the sweeper, if the disk takes longer than the grace).
-                state.phase = .stopping(attempt: attempt, reason: .cancelled)
-                state.deadline = DispatchTime.now().uptimeNanoseconds &+ Self.stopGrace
-                return .none
+            case .lookingUp:
+                // Nothing to stop: the cache's answer, when it comes, finds the send ended.
+                state.phase = .finished
+                return .deliver
             case .stopping(let attempt, let reason):
                 // A cancel during a deadline's stop turns it into a cancel, within the grace period.
                 if !reason.isCancelled { state.phase = .stopping(attempt: attempt, reason: .cancelled) }
@@ -815,9 +818,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 state.deadline = grace
                 return .none  // `attempt` cancels the task once `perform` returns
             case .lookingUp(let attempt):
+                // Nothing to stop: the attempt ends now (the retry policy decides what follows); the
+                // cache's answer, when it comes, finds it ended.
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
-                state.deadline = grace
-                return .none  // the cache's answer ends the attempt
+                state.deadline = .max
+                return .endWithoutTransport(attempt: attempt, reason: .timedOut(after: timeout))
             case .adapting(let attempt, let task):
                 state.phase = .stopping(attempt: attempt, reason: .timedOut(after: timeout))
                 state.deadline = grace
@@ -1020,7 +1025,7 @@ private enum AdaptedNext {
 
 /// What comes after the cache answered an attempt's lookup.
 private enum LookupNext {
-    case ignore, answer, transfer, stopped(NetworkError)
+    case ignore, answer, transfer
 }
 
 /// What to do after a transfer ended.

@@ -26,6 +26,10 @@ public protocol Transport: Sendable {
     ///   - callbacks: the head, progress and completion, called on the transport's queue.
     /// - Returns: a handle that cancels the transfer.
     func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask
+
+    /// Which cookies the transport adds to the requests it sends: the response cache counts them as
+    /// credentials. Default: ``TransportCookies/unknown`` (the cache is then not used for its requests).
+    var addedCookies: TransportCookies { get }
 }
 
 extension Transport {

@@ -21,8 +21,11 @@ public final class URLSessionTransport: Transport {
     private let delegate: SessionDelegate
     /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
-    /// The jar whose cookies go on requests (``TransportCookieJar``), `nil` with ``CookiePolicy/none``.
-    let cookieJar: HTTPCookieStorage?
+    /// The jar whose cookies go on requests, `nil` with ``CookiePolicy/none``.
+    private let cookieJar: HTTPCookieStorage?
+
+    /// The session's cookie jar (``Configuration/cookies``), or none.
+    public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
 
     /// Creates a transport from a configuration's transport settings.
     /// - Parameters:

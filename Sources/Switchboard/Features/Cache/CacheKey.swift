@@ -23,11 +23,16 @@ enum CacheKey {
         return text
     }
 
-    /// The key without credentials: method, URL, body, sensitive data. `nil` without a URL.
+    /// What every key starts with. Keys made before the cache was read after the adapters (version 1,
+    /// which left out the tokens they added) began with the method: none of them is found now.
+    static let version = "v2 "
+
+    /// The key without credentials: method, URL (without its user info, which the credentials' hash
+    /// stands for), body, sensitive data. `nil` without a URL.
     static func withoutCredentials(_ urlRequest: URLRequest, policy: CachePolicy) -> String? {
         guard let url = urlRequest.url else { return nil }
-        var text = urlRequest.httpMethod ?? "GET"
-        text += " " + without(policy.volatileParameters, in: url)
+        var text = version + (urlRequest.httpMethod ?? "GET")
+        text += " " + without(policy.volatileParameters, in: withoutUserInfo(url))
         if let body = urlRequest.httpBody, !body.isEmpty {
             let isForm = urlRequest.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true
             if isForm, !policy.volatileParameters.isEmpty, let form = String(data: body, encoding: .utf8) {
@@ -74,6 +79,15 @@ enum CacheKey {
             add("password", credentials.password)
         }
         return material.isEmpty ? nil : material
+    }
+
+    /// `url` without a user name or password (kept out of keys and stored entries: the key has their
+    /// hash).
+    static func withoutUserInfo(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
     }
 
     private static func without(_ names: Set<String>, in url: URL) -> String {

@@ -54,14 +54,15 @@ final class CacheContext: Sendable {
 /// after the adapters and interceptors have run, against the request that goes on the wire
 /// (``CacheKey``).
 enum CacheStage {
-    /// The cache setting for a send of `request` built as `prepared` on `transport`, or `nil` when it
-    /// doesn't use the cache: no policy, no cache configured, a body from a file or stream, a download.
+    /// The cache setting for a send of `request` built as `prepared`, on a transport that adds
+    /// `cookies`, or `nil` when it doesn't use the cache: no policy, no cache configured, a body from a
+    /// file or stream, a download, or a transport that doesn't say which cookies it adds.
     static func setting<R: Request>(
-        for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, transport: (any Transport)?
+        for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, cookies: TransportCookies
     ) -> CacheSetting? {
         guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest) else { return nil }
-        let jar = TransportCookieJar.jar(of: transport)
-        return CacheSetting(cache: cache, policy: policy, appVersion: configuration.appVersion, credentials: request.credentials, jar: jar)
+        if case .unknown = cookies { return nil }
+        return CacheSetting(cache: cache, policy: policy, appVersion: configuration.appVersion, credentials: request.credentials, jar: cookies.jar)
     }
 
     /// Which of `entry` (found under `key`) may answer `urlRequest`: `nil` when there is none, it was
@@ -134,12 +135,19 @@ enum CacheStage {
             return
         }
         var headers: [String: String] = [:]
+        var setsCookies = false
         for (name, value) in httpResponse.allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name] = value }
+            guard let name = name as? String, let value = value as? String else { continue }
+            // A `Set-Cookie` is the session of whoever got the response: never kept for a later one.
+            if name.caseInsensitiveEquals("Set-Cookie") || name.caseInsensitiveEquals("Set-Cookie2") {
+                setsCookies = true
+                continue
+            }
+            headers[name] = value
         }
         let now = Date()
         var entry = CachedEntry(
-            key: context.key, url: httpResponse.url?.absoluteString ?? "", statusCode: response.head.statusCode, headers: headers,
+            key: context.key, url: httpResponse.url.map { CacheKey.withoutUserInfo($0).absoluteString } ?? "", statusCode: response.head.statusCode, headers: headers,
             storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
             sensitiveData: context.policy.sensitiveData, appVersion: context.setting.appVersion
         )
@@ -147,7 +155,11 @@ enum CacheStage {
             entry.vary = varied.map { CachedEntry.VaryField(name: $0, value: context.request.value(forHTTPHeaderField: $0)) }
         }
         entry.body = response.data
-        entry.decoded = CachedEntry.Decoded(head: httpResponse, json: response.json)
+        var head = httpResponse
+        if setsCookies, let url = httpResponse.url, let withoutCookies = HTTPURLResponse(url: url, statusCode: httpResponse.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) {
+            head = withoutCookies
+        }
+        entry.decoded = CachedEntry.Decoded(head: head, json: response.json)
         context.cache.store(entry)
     }
 

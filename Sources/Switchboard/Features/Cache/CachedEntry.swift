@@ -46,12 +46,16 @@ struct CachedEntry: Sendable, Codable {
         let value: String?
     }
 
-    /// Whether `request` has the same value as the storing request in every field the response's
-    /// `Vary` named (a field absent in both matches).
+    /// Whether `request` differs from the storing request in a field the response's `Vary` named (a
+    /// field absent in both matches).
     func varies(from request: URLRequest) -> Bool {
         guard let vary else { return false }
         return vary.contains { request.value(forHTTPHeaderField: $0.name) != $0.value }
     }
+
+    /// Whether the entry keeps what its `Vary` needs: an entry whose response has a `Vary` but no fields
+    /// recorded (written by an earlier version) can't be matched, so it answers nothing.
+    var isCurrentFormat: Bool { vary != nil || header("Vary") == nil }
 
     var etag: String? { header("ETag") }
     var lastModified: String? { header("Last-Modified") }

@@ -35,6 +35,8 @@ public final class ResponseCache: Sendable {
         var diskBytes = 0
         /// Files asked to be deleted and not yet gone: not read meanwhile.
         var removed: Set<String> = []
+        /// Counts ``removeAll()``s: a disk read begun before one keeps nothing.
+        var generation: UInt64 = 0
     }
 
     /// The folder asked for (the disk tier's, unless it can't be written).
@@ -95,7 +97,7 @@ public final class ResponseCache: Sendable {
                 }
             } catch {
                 // The logger is the app's code: called with no lock held.
-                logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: \(requested.path) can't be written (\(error)); caching in memory only"))
+                report("response cache: \(requested.path) can't be written (\(error)); caching in memory only")
             }
         }
         checkedDirectory.withLock { $0 = .some(usable) }
@@ -145,10 +147,14 @@ public final class ResponseCache: Sendable {
     func lookUp(_ key: String, later: @escaping @Sendable (CachedEntry?) -> Void) -> Found {
         if let hit = memoryEntry(for: key) { return .now(hit) }
         guard mayHaveDiskTier else { return .now(nil) }
-        if state.withLock({ $0.removed.contains(Self.fileName(for: key)) }) { return .now(nil) }
+        let generation = state.withLock { memory -> UInt64? in memory.removed.contains(Self.fileName(for: key)) ? nil : memory.generation }
+        guard let generation else { return .now(nil) }
         disk.async { [self] in
-            let found = readFromDisk(key)
-            DispatchQueue.global().async { later(found) }
+            let found = readFromDisk(key, generation: generation)
+            DispatchQueue.global().async { [self] in
+                later(found)
+                answeredLookUps.withLock { $0 += 1 }
+            }
         }
         return .later
     }
@@ -158,7 +164,8 @@ public final class ResponseCache: Sendable {
     func entry(for key: String) -> CachedEntry? {
         if let hit = memoryEntry(for: key) { return hit }
         guard mayHaveDiskTier else { return nil }
-        return disk.sync { readFromDisk(key) }
+        let generation = state.withLock { $0.generation }
+        return disk.sync { readFromDisk(key, generation: generation) }
     }
 
     private func memoryEntry(for key: String) -> CachedEntry? {
@@ -173,9 +180,14 @@ public final class ResponseCache: Sendable {
     /// Holds back every read from disk while it runs (on the cache's queue): the package's tests use
     /// it to show that a send doesn't wait for the disk.
     package let diskReadGate = Locked<(@Sendable () -> Void)?>(nil)
+    /// How many of ``lookUp(_:later:)``'s disk reads have been answered (their `later` returned): for
+    /// the package's tests, which wait for a late answer before checking it changed nothing.
+    package let answeredLookUps = Locked(0)
 
     /// On the disk queue: the entry in `key`'s file, checked; a corrupt or foreign file is deleted.
-    private func readFromDisk(_ key: String) -> CachedEntry? {
+    /// Nothing is kept, and `nil` returned, when the cache was cleared (a new `generation`) or the entry
+    /// removed since the read was asked for; a newer entry stored meanwhile is returned instead.
+    private func readFromDisk(_ key: String, generation: UInt64) -> CachedEntry? {
         diskReadGate.withLock { $0 }?()
         guard let directory = diskDirectoryOnQueue() else { return nil }
         let name = Self.fileName(for: key)
@@ -185,12 +197,11 @@ public final class ResponseCache: Sendable {
         guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { return nil }
         switch CachedEntry.decode(data) {
         case .success(let entry) where entry.key == key:
-            remember(entry)
-            state.withLock { memory in
-                memory.clock += 1
-                memory.files[name]?.lastUse = memory.clock
+            guard entry.isCurrentFormat else {
+                drop(name, in: directory, because: "it was stored by an earlier version (its Vary fields weren't kept)")
+                return nil
             }
-            return entry
+            return rememberRead(entry, name: name, generation: generation)
         case .success:
             drop(name, in: directory, because: "it holds another key (a hash collision)")
         case .failure(let corrupt):
@@ -247,6 +258,21 @@ public final class ResponseCache: Sendable {
         disk.sync {}
     }
 
+    /// Keeps an entry read from disk, unless it was removed or cleared meanwhile, or a newer one was
+    /// stored meanwhile (which is returned instead).
+    private func rememberRead(_ entry: CachedEntry, name: String, generation: UInt64) -> CachedEntry? {
+        let current = state.withLock { memory -> CachedEntry?? in
+            guard memory.generation == generation, !memory.removed.contains(name) else { return .some(nil) }
+            memory.clock += 1
+            memory.files[name]?.lastUse = memory.clock
+            if let newer = memory.entries[entry.key]?.entry, newer.storedAt >= entry.storedAt { return .some(newer) }
+            return .none
+        }
+        if let current { return current }
+        remember(entry)
+        return entry
+    }
+
     private func remember(_ entry: CachedEntry) {
         state.withLock { memory in
             if let old = memory.entries[entry.key] { memory.bytes -= old.entry.size }
@@ -293,14 +319,21 @@ public final class ResponseCache: Sendable {
             for old in evict { try? FileManager.default.removeItem(at: directory.appendingPathComponent(old)) }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: could not write \(target.path): \(error)"))
+            report("response cache: could not write \(target.path): \(error)")
         }
     }
 
     /// On the disk queue: deletes an unusable file and says so.
     private func drop(_ name: String, in directory: URL, because reason: String) {
         deleteFile(name, in: directory)
-        logger?.log(LogRecord(level: .error, requestID: 0, message: "response cache: \(name) is not a usable entry (\(reason)); deleted, the request goes to the network"))
+        report("response cache: \(name) is not a usable entry (\(reason)); deleted, the request goes to the network")
+    }
+
+    /// Tells the logger (the app's code) from a global queue: never from the disk queue, where a logger
+    /// that asked the cache anything (`totalSize` waits for that queue) would wait for itself.
+    private func report(_ message: String) {
+        guard let logger else { return }
+        DispatchQueue.global().async { logger.log(LogRecord(level: .error, requestID: 0, message: message)) }
     }
 
     private func deleteFile(_ name: String, in directory: URL) {
@@ -321,6 +354,7 @@ public final class ResponseCache: Sendable {
             memory.entries = [:]
             memory.bytes = 0
             memory.removed.formUnion(memory.files.keys)
+            memory.generation += 1
         }
         guard mayHaveDiskTier else { return }
         // The files as the disk queue sees them: writes asked for before this are among them.

@@ -25,8 +25,11 @@ import FoundationNetworking
 /// Callbacks run on the transport's loop thread, one at a time.
 public final class CurlTransport: Transport {
     private let loop: CurlEventLoop
-    /// The jar whose cookies go on requests (``TransportCookieJar``), `nil` with ``CookiePolicy/none``.
-    let cookieJar: HTTPCookieStorage?
+    /// The jar whose cookies go on requests, `nil` with ``CookiePolicy/none``.
+    private let cookieJar: HTTPCookieStorage?
+
+    /// The transport's cookie jar (``Configuration/cookies``), or none.
+    public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
     private let idleTimeout: TimeInterval
 
     /// Creates a transport with a configuration's transport settings (connections per host, cookies,
