@@ -92,7 +92,6 @@ import Testing
         }
     }
 
-
     final class StatsLogger: NetworkLogger {
         let cache = Box<ResponseCache?>(nil)
         let lines = Box<[String]>([])

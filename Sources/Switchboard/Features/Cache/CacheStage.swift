@@ -156,7 +156,9 @@ enum CacheStage {
         }
         entry.body = response.data
         var head = httpResponse
-        if setsCookies, let url = httpResponse.url, let withoutCookies = HTTPURLResponse(url: url, statusCode: httpResponse.statusCode, httpVersion: "HTTP/1.1", headerFields: headers) {
+        if setsCookies, let url = httpResponse.url,
+            let withoutCookies = HTTPURLResponse(url: url, statusCode: httpResponse.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+        {
             head = withoutCookies
         }
         entry.decoded = CachedEntry.Decoded(head: head, json: response.json)
