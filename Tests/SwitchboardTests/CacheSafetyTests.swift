@@ -253,31 +253,39 @@ import Testing
         }
     }
 
+    /// Lets the disk go (twice: the first attempt's read and the retry's) when a retry is decided.
+    final class ReleaseOnRetry: EventMonitor {
+        let disk: HeldDisk
+        let retries = Box(0)
+        init(_ disk: HeldDisk) { self.disk = disk }
+        func request(_ send: SendContext, willRetry attempt: Int, after delay: TimeInterval, because error: NetworkError) {
+            retries.mutate { $0 += 1 }
+            disk.release()
+            disk.release()
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network)
-    func theDeadlineWhileTheDiskIsHeldEndsTheSendAndARetryLooksAgain(_ kind: TransportUnderTest) async throws {
+    func theDeadlineWhileTheDiskIsHeldEndsTheAttemptAndTheRetryLooksAgain(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let request = Counted(key: "held-deadline", policy: CachePolicy(timeToLive: 60))
             let cache = try await Self.storedOnDisk(request, server, kind, scratch)
             let disk = HeldDisk(cache)
-            // Each attempt may wait half a second; a timeout is retried once, at once.
+            let monitor = ReleaseOnRetry(disk)
+            // Each attempt may take 2 s; a timeout is retried once, at once. The disk is held until the
+            // first attempt's deadline has ended it and the retry is decided.
             let client = Self.client(server, kind, cache) {
-                $0.timeout = 0.5
+                $0.timeout = 2
                 $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)
+                $0.monitors = [monitor]
             }
             let outcome = Box<Result<Response<Counted>, NetworkError>?>(nil)
             onOwnThread { client.send(request) { result in outcome.mutate { $0 = result } } }
-            #expect(await eventually(timeout: 20) { disk.readsStarted == 1 })
-            // The first attempt's deadline ends it while its read is held; the retry looks up again
-            // (its read queued behind the held one).
-            #expect(await eventually(timeout: 20) { client.runningRequests.first?.attempts == 2 })
-            #expect(outcome.value == nil)
-            disk.release()
-            #expect(await eventually(timeout: 20) { disk.readsStarted == 2 })
-            disk.release()
-            #expect(await eventually(timeout: 20) { outcome.value != nil })
-            let response = try #require(try? outcome.value?.get())
-            #expect("\(response.json["count"].int ?? -1) \(response.source)" == "1 cache", "the retry was answered by the cache")
+            #expect(await eventually(timeout: 30) { outcome.value != nil })
+            #expect(monitor.retries.value == 1, "the first attempt ended at its deadline while the disk was held")
+            let response = try #require(try outcome.value?.get())
+            #expect("\(response.json["count"].int ?? -1) \(response.source) \(response.attempts)" == "1 cache 0", "the retry was answered by the cache")
             #expect(server.hits("/counter/held-deadline") == 1, "nothing went to the network")
         }
     }
