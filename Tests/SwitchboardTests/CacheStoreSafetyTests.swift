@@ -34,7 +34,8 @@ import Testing
 
     // MARK: Entries of an earlier version
 
-    @Test func anEntryThePreviousVersionStoredWithoutAlicesTokenAnswersNothing() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func anEntryThePreviousVersionStoredWithoutAlicesTokenAnswersNothing(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let request = Counted(key: "legacy", policy: CachePolicy(timeToLive: 60))
@@ -44,13 +45,14 @@ import Testing
                 key: "GET \(url.absoluteString)", url: url, headers: ["Content-Type": "application/json"],
                 body: #"{"key":"legacy","count":1,"auth":"Bearer token-of-alice","cookie":""}"#, in: scratch)
             // After the upgrade, signed out (no adapter token): a request with no credentials at all.
-            let client = CacheSafetyTests.client(server, .urlSession, scratch.cache())
+            let client = CacheSafetyTests.client(server, kind, scratch.cache())
             let response = try await client.response(for: request)
             #expect(Self.seen(response) == "1 network  ", "an entry stored by the previous version (keyed without alice's token) must not answer")
         }
     }
 
-    @Test func anEntryWhoseVaryFieldsWereNotKeptAnswersNothing() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func anEntryWhoseVaryFieldsWereNotKeptAnswersNothing(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             var french = Counted(key: "legacy-vary", policy: CachePolicy(timeToLive: 60), query: "?vary=Accept-Language")
@@ -61,7 +63,7 @@ import Testing
             Self.writePreviousVersionEntry(
                 key: CacheKey.version + "GET \(url.absoluteString)", url: url, headers: ["Content-Type": "application/json", "Vary": "Accept-Language"],
                 body: #"{"key":"legacy-vary","count":1,"auth":"","cookie":"","language":"en"}"#, in: scratch)
-            let client = CacheSafetyTests.client(server, .urlSession, scratch.cache())
+            let client = CacheSafetyTests.client(server, kind, scratch.cache())
             let response = try await client.response(for: french)
             #expect(response.source == .network, "a response that varies on Accept-Language, stored for en, must not answer fr")
         }
@@ -69,13 +71,14 @@ import Testing
 
     // MARK: The store against its callers
 
-    @Test func removeAllWinsOverADiskReadAlreadyQueued() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func removeAllWinsOverADiskReadAlreadyQueued(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let request = Counted(key: "resurrected", policy: CachePolicy(timeToLive: 60))
-            let cache = try await CacheSafetyTests.storedOnDisk(request, server, .urlSession, scratch)
+            let cache = try await CacheSafetyTests.storedOnDisk(request, server, kind, scratch)
             let disk = HeldDisk(cache)
-            let client = CacheSafetyTests.client(server, .urlSession, cache)
+            let client = CacheSafetyTests.client(server, kind, cache)
             let first = Box<Response<Counted>?>(nil)
             onOwnThread { client.send(request) { result in first.mutate { $0 = try? result.get() } } }
             #expect(await eventually(timeout: 20) { disk.readsStarted == 1 })
@@ -102,11 +105,12 @@ import Testing
         }
     }
 
-    @Test func aLoggerThatAsksTheCacheItsSizeWhileAFileIsDroppedDoesNotStopIt() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aLoggerThatAsksTheCacheItsSizeWhileAFileIsDroppedDoesNotStopIt(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let request = Counted(key: "corrupt", policy: CachePolicy(timeToLive: 60))
-            _ = try await CacheSafetyTests.storedOnDisk(request, server, .urlSession, scratch)
+            _ = try await CacheSafetyTests.storedOnDisk(request, server, kind, scratch)
             // Cut the entry file: the next read drops it and logs.
             let name = try #require(FileManager.default.contentsOfDirectory(atPath: scratch.folder.path).first { $0.hasSuffix(".cache") })
             let file = scratch.folder.appendingPathComponent(name)
@@ -114,7 +118,7 @@ import Testing
             let logger = StatsLogger()
             let cache = ResponseCache(directory: scratch.folder, logger: logger)
             logger.cache.mutate { $0 = cache }
-            let client = CacheSafetyTests.client(server, .urlSession, cache)
+            let client = CacheSafetyTests.client(server, kind, cache)
             let result = Box<Result<Response<Counted>, NetworkError>?>(nil)
             client.send(request) { outcome in result.mutate { $0 = outcome } }
             #expect(await eventually(timeout: 10) { result.value != nil }, "the send ends (from the network)")
@@ -130,11 +134,12 @@ import Testing
 
     // MARK: Secrets
 
-    @Test func aPasswordInTheURLIsNeverWrittenToDisk() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aPasswordInTheURLIsNeverWrittenToDisk(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache()
-            let client = CacheSafetyTests.client(server, .urlSession, cache)
+            let client = CacheSafetyTests.client(server, kind, cache)
             var components = URLComponents(url: server.baseURL, resolvingAgainstBaseURL: false)!
             components.user = "alice"
             components.password = "s3cret-password"
@@ -161,12 +166,13 @@ import Testing
         }
     }
 
-    @Test func aTransportThatDoesntSayWhichCookiesItAddsKeepsItsRequestsOutOfTheCache() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aTransportThatDoesntSayWhichCookiesItAddsKeepsItsRequestsOutOfTheCache(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             // An app's own transport (metrics, fault injection) around the package's.
-            let wrapped = Wrapping(URLSessionTransport(configuration: Configuration()))
-            let client = CacheSafetyTests.client(server, .urlSession, scratch.cache()) { $0.transport = .using(wrapped) }
+            let wrapped = Wrapping(kind.make([server]))
+            let client = CacheSafetyTests.client(server, kind, scratch.cache()) { $0.transport = .using(wrapped) }
             let profile = Counted(key: "profile", policy: CachePolicy(timeToLive: 60))
             _ = try await client.response(for: Get("/set-cookie?value=alice"))
             let alice = try await client.response(for: profile)
@@ -187,11 +193,12 @@ import Testing
         }
     }
 
-    @Test func aTransportThatPassesItsCookiesOnIsCachedPerSession() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aTransportThatPassesItsCookiesOnIsCachedPerSession(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let wrapped = Forwarding(URLSessionTransport(configuration: Configuration()))
-            let client = CacheSafetyTests.client(server, .urlSession, scratch.cache()) { $0.transport = .using(wrapped) }
+            let wrapped = Forwarding(kind.make([server]))
+            let client = CacheSafetyTests.client(server, kind, scratch.cache()) { $0.transport = .using(wrapped) }
             let profile = Counted(key: "forwarded", policy: CachePolicy(timeToLive: 60, cachesAuthenticatedRequests: true))
             var seen: [String] = []
             for value in ["alice", "alice", "bob", "bob"] {
@@ -202,7 +209,8 @@ import Testing
         }
     }
 
-    @Test func aStoredResponseKeepsNoSetCookie() async throws {
+    @Test(arguments: TransportUnderTest.network)
+    func aStoredResponseKeepsNoSetCookie(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             struct SignIn: Request {
@@ -210,7 +218,7 @@ import Testing
                 var cachePolicy: CachePolicy? { CachePolicy(timeToLive: 60) }
             }
             let cache = scratch.cache()
-            let client = CacheSafetyTests.client(server, .urlSession, cache) { $0.cookies = .none }
+            let client = CacheSafetyTests.client(server, kind, cache) { $0.cookies = .none }
             let first = try await client.response(for: SignIn())
             let second = try await client.response(for: SignIn())
             #expect(first.source == .network && second.source == .cache)
