@@ -53,8 +53,10 @@ enum ResumeRules {
             guard requested > 0, let sent, let total = contentRange(of: head)?.total, total == requested, sent.totalLength == total else {
                 return .restart(reason: "a 416 that doesn't say the partial file is the whole file")
             }
-            if let answered = validator(of: head, kind: sent.kind), answered != sent.validator {
-                return .restart(reason: "a 416 for another version of the file")
+            // Only the version If-Range named can be complete: a 416 that doesn't repeat its validator
+            // (another one, or none) may be about another version of the same length.
+            guard validator(of: head, kind: sent.kind) == sent.validator else {
+                return .restart(reason: "a 416 without the \(sent.kind == .etag ? "ETag" : "Last-Modified") sent in If-Range")
             }
             return .alreadyWhole(length: total)
         default:
