@@ -190,6 +190,25 @@ import Testing
         }
     }
 
+    @Test(arguments: TransportUnderTest.network)
+    func a416ToTheAppsOwnRangeIsItsFailureStatus(_ kind: TransportUnderTest) async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            // Given a download with a Range of the app's own, past the end of the file
+            let file = LargeResource(length: 300_000)
+            server.serve(file, at: "/files/f.bin")
+            let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+            let destination = folders.files.appendingPathComponent("f.bin")
+            let error = await client.result(Download("/files/f.bin", to: destination, headers: ["Range": "bytes=400000-"])).failure
+            // Then the 416 is its answer: one request, no restart, no file, nothing kept
+            #expect(error?.statusCode == 416, "\(String(describing: error))")
+            #expect(file.requests.map(\.range) == ["bytes=400000-"])
+            #expect(!FileManager.default.fileExists(atPath: destination.path))
+            #expect(folders.partialFiles().isEmpty)
+        }
+    }
+
     /// A network transport whose file can't be written once a head says to write from byte 0 (a full
     /// disk, say): that transfer fails right after its head, before any byte of the body.
     struct FailsToWriteFromTheStart: Transport {
