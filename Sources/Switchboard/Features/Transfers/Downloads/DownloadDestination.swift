@@ -30,6 +30,9 @@ import FoundationNetworking
 ///   (``DownloadError/destinationNotAllowed(_:reason:)``).
 /// - A folder destination's file lies in the folder (compared after resolving symbolic links), under a
 ///   name that passed ``suggestedFileName(for:)``'s checks.
+/// - A destination in ``Configuration/partialDownloadsDirectory`` (compared after resolving symbolic
+///   links), or that is the partial file under another name (compared by device and inode), is
+///   ``DownloadError/destinationNotAllowed(_:reason:)`` before any byte of the body.
 public struct DownloadDestination: Sendable {
     /// What may be done at the destination.
     public struct Options: OptionSet, Sendable, Hashable {
