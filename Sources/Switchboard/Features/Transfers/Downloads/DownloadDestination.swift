@@ -30,6 +30,9 @@ import FoundationNetworking
 ///   (``DownloadError/destinationNotAllowed(_:reason:)``).
 /// - A folder destination's file lies in the folder (compared after resolving symbolic links), under a
 ///   name that passed ``suggestedFileName(for:)``'s checks.
+/// - A destination in ``Configuration/partialDownloadsDirectory`` (compared after resolving symbolic
+///   links), or that is the partial file under another name (compared by device and inode), is
+///   ``DownloadError/destinationNotAllowed(_:reason:)`` before any byte of the body.
 public struct DownloadDestination: Sendable {
     /// What may be done at the destination.
     public struct Options: OptionSet, Sendable, Hashable {
@@ -105,8 +108,11 @@ public struct DownloadDestination: Sendable {
 
     /// A safe file name for `response`'s body: its `Content-Disposition` name (`filename*=UTF-8''…`
     /// before `filename=`), else the last path component of the URL that answered, else `download`.
-    /// A name is safe when it is not empty, `.` or `..`, has no `/`, `\`, NUL, control character or
-    /// Unicode bidirectional control, doesn't start with a dot and has at most 255 bytes of UTF-8.
+    /// A name is safe when it is not empty, its first byte is not `.` (so not `.`, `..`, a hidden file,
+    /// or a dot followed by a combining mark), it has at most 255 bytes of UTF-8, and none of its
+    /// Unicode scalars is `/`, `\`, NUL, a C0 or C1 control character, DEL, a format character
+    /// (general category Cf: the bidirectional controls and invisible characters such as U+200B,
+    /// U+2060 and U+FEFF) or a line or paragraph separator (U+2028, U+2029).
     public static func suggestedFileName(for response: HTTPURLResponse) -> String {
         DownloadFileName.name(for: response)
     }

@@ -10,7 +10,10 @@ public enum DownloadError: Error, Sendable, Equatable, CustomStringConvertible {
     case destinationExists(URL)
     /// The destination can't be used: a directory is there, its folder is missing (without
     /// ``DownloadDestination/Options/createIntermediateDirectories``), a folder destination's file would
-    /// land outside the folder, or the URL is not a file URL. `reason` says which.
+    /// land outside the folder or under an unsafe name, it lies in
+    /// ``Configuration/partialDownloadsDirectory`` or is the partial file itself, or the URL is not a
+    /// file URL; or the move into place failed. `reason` says which. Checked when the head arrives,
+    /// before any byte of the body, and again at the move.
     case destinationNotAllowed(URL, reason: String)
     /// The ``DownloadDestination`` closure threw; `reason` describes its error.
     case destinationThrew(reason: String)

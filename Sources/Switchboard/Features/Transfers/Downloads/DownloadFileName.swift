@@ -20,18 +20,23 @@ package enum DownloadFileName {
         return candidates.lazy.compactMap(safe).first ?? fallback
     }
 
-    /// `name` when it can be used as a file name inside a folder, else `nil`: not empty, `.` or `..`;
-    /// no `/`, `\`, NUL, C0 or C1 control character, DEL, or Unicode bidirectional control (which could
-    /// show `gpj.exe` as `exe.jpg`); not starting with a dot (a hidden file, or a name like `.ssh`);
-    /// at most 255 bytes of UTF-8 (the longest name most file systems take).
+    /// `name` when it can be used as a file name inside a folder, else `nil`. Checked on its bytes and
+    /// Unicode scalars, never on characters (a leading dot followed by a combining mark is one
+    /// character that doesn't start with `"."`, but the file is hidden all the same). Refused:
+    /// - empty; starting with the byte `.` (so `.`, `..`, a hidden file like `.ssh`, and `.\u{301}x`);
+    /// - longer than 255 bytes of UTF-8 (the longest name most file systems take);
+    /// - holding `/` or `\`; NUL, a C0 or C1 control character or DEL; a Unicode format character
+    ///   (general category Cf: the bidirectional controls, which could show `gpj.exe` as `exe.jpg`, and
+    ///   the invisible ones such as U+00AD, U+200B–U+200D, U+2060 and U+FEFF); or a line or paragraph
+    ///   separator (U+2028, U+2029).
     package static func safe(_ name: String) -> String? {
-        guard !name.isEmpty, name != ".", name != "..", !name.hasPrefix("."), name.utf8.count <= 255 else { return nil }
+        guard let first = name.utf8.first, first != UInt8(ascii: "."), name.utf8.count <= 255 else { return nil }
         for scalar in name.unicodeScalars {
             switch scalar.value {
             case 0x00...0x1F, 0x7F...0x9F: return nil  // C0, DEL, C1 (NUL among them)
             case 0x2F, 0x5C: return nil  // `/`, `\`
-            case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return nil  // bidirectional controls
-            default: continue
+            case 0x2028, 0x2029: return nil  // line and paragraph separators
+            default: if scalar.properties.generalCategory == .format { return nil }  // bidirectional controls, invisible characters
             }
         }
         return name

@@ -19,6 +19,8 @@ struct DownloadPlacement: Sendable {
     let resolvedFolder: String
     /// The file's name in it (no `/`).
     let name: String
+    /// The partial file that receives the body: never the destination, whatever its name.
+    let partial: URL
 
     /// Asks `destination` for the file (user code: call it without a lock held) and checks the answer.
     static func choose(_ destination: DownloadDestination, temporaryURL: URL, response: HTTPURLResponse) throws(DownloadError) -> DownloadPlacement {
@@ -47,10 +49,12 @@ struct DownloadPlacement: Sendable {
                 throw .destinationNotAllowed(url, reason: "it is not a file with a safe name directly in \(required.path)")
             }
         }
-        if name == temporaryURL.lastPathComponent, realPath(temporaryURL.deletingLastPathComponent().path) == resolved {
-            throw .destinationNotAllowed(url, reason: "it is the partial file itself")
+        // The partial-downloads folder is the library's own: a file put there (the partial file, its
+        // record, another download's) would be removed or overwritten by a later download.
+        if realPath(temporaryURL.deletingLastPathComponent().path) == resolved {
+            throw .destinationNotAllowed(url, reason: "it is in the partial-downloads folder")
         }
-        let placement = DownloadPlacement(file: url, options: options, resolvedFolder: resolved, name: name)
+        let placement = DownloadPlacement(file: url, options: options, resolvedFolder: resolved, name: name, partial: temporaryURL)
         try placement.withFolder { _ in }
         return placement
     }
@@ -65,7 +69,8 @@ struct DownloadPlacement: Sendable {
                 if renameat(AT_FDCWD, partial.path, folder, name) == 0 { return }
                 guard errno == EXDEV else { throw moveFailed(errno) }
                 // Copied beside the destination under a name of our own, then renamed over it.
-                let temporary = ".\(name.prefix(200)).\(UUID().uuidString).partial"
+                // A short fixed form: a name of 255 bytes is legal, the same with a prefix and suffix isn't.
+                let temporary = ".switchboard-\(UUID().uuidString).partial"
                 try copy(partial, into: folder, name: temporary)
                 if renameat(folder, temporary, folder, name) != 0 {
                     let code = errno
@@ -86,7 +91,9 @@ struct DownloadPlacement: Sendable {
     }
 
     /// Runs `body` with the resolved folder open, after checking that the file's folder still resolves
-    /// to it and that what is at the destination may be replaced.
+    /// to it and that what is at the destination may be replaced: not a directory, not the partial file
+    /// (compared by device and inode, so neither a hard link nor a case-insensitive volume's other
+    /// spelling of its name can alias them), and only with ``DownloadDestination/Options/removePreviousFile``.
     private func withFolder(_ body: (Int32) throws(DownloadError) -> Void) throws(DownloadError) {
         guard Self.realPath(file.deletingLastPathComponent().path) == resolvedFolder else {
             throw .destinationNotAllowed(file, reason: "its folder changed since the download started")
@@ -97,6 +104,10 @@ struct DownloadPlacement: Sendable {
         var info = stat()
         if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
             if (info.st_mode & S_IFMT) == S_IFDIR { throw .destinationNotAllowed(file, reason: "a directory is there") }
+            var partialInfo = stat()
+            if lstat(partial.path, &partialInfo) == 0, partialInfo.st_dev == info.st_dev, partialInfo.st_ino == info.st_ino {
+                throw .destinationNotAllowed(file, reason: "it is the partial file itself")
+            }
             if !options.contains(.removePreviousFile) { throw .destinationExists(file) }
         } else if errno != ENOENT {
             throw .destinationNotAllowed(file, reason: String(cString: strerror(errno)))

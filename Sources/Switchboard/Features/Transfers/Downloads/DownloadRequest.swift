@@ -40,9 +40,11 @@ import Foundation
 ///   repeats that validator, its `Content-Range` starts where the partial file ends, runs to the end,
 ///   and names the complete length the first response named. A `200` is written from the start. A
 ///   `416` completes the file only when it names the recorded complete length, which is the partial
-///   file's size, and any validator it sends is the recorded one. Any other answer (a `206` without the validator, with
-///   `/*`, another range or length) discards the partial file and starts again from byte 0, once; a
-///   second such answer fails with ``DownloadError/unusableResume(reason:)``.
+///   file's size, and repeats the validator `If-Range` sent (the same kind). Any other answer (a `206`
+///   without the validator, with `/*`, another range or length; a `416` without the validator or with
+///   another) discards the partial file and starts again from byte 0, once; a second such answer fails
+///   with ``DownloadError/unusableResume(reason:)``. With a `Range` of the app's own nothing is
+///   resumed, and a `416` fails with ``NetworkError/httpStatus(_:)``.
 /// - The complete file must have the complete length the server named
 ///   (``DownloadError/lengthMismatch(expected:received:)`` otherwise, nothing moved into place). Then it
 ///   is moved to the destination and nothing is left in the partial downloads directory. URLSession's

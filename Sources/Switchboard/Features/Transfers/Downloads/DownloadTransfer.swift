@@ -204,8 +204,18 @@ final class DownloadTransfer: TransportTask {
             if case .fail = decision { state.alreadyWhole = expected }
         }
         if case .fail = decision { return decision }
+        // No record ever describes bytes it doesn't match, even if the process dies here: a whole body
+        // that replaces a partial file first removes the old version's record, then its bytes, and
+        // only then is the new version's record saved (before its first byte is written).
+        if case .writeFromStart = decision {
+            partial.forgetRecord()
+            guard partial.empty() else {
+                state.withLock { $0.record = nil }
+                return .fail(.transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot empty \(partial.file.path)"])))
+            }
+        }
         if resumes, let kept {
-            try? partial.save(kept)  // before the body's bytes are written, so they never lack one
+            try? partial.save(kept)
         } else {
             partial.forgetRecord()
         }

@@ -68,7 +68,8 @@ package struct PartialDownload: Sendable {
         return (size, record)
     }
 
-    /// Stores the record (before the body's bytes are written, so they never lack one).
+    /// Stores the record: only once the partial file holds nothing but bytes of the version it names
+    /// (none yet, or the start of that version), and before the body's bytes are written.
     package func save(_ record: Record) throws {
         try FileManager.default.createDirectory(at: recordFile.deletingLastPathComponent(), withIntermediateDirectories: true)
         try JSONEncoder().encode(record).write(to: recordFile, options: .atomic)
@@ -77,6 +78,14 @@ package struct PartialDownload: Sendable {
     /// Removes the record only (the bytes can't be resumed without it).
     func forgetRecord() {
         try? FileManager.default.removeItem(at: recordFile)
+    }
+
+    /// Empties the partial file (there or not); `false` when it can't be.
+    func empty() -> Bool {
+        guard FileManager.default.fileExists(atPath: file.path) else { return true }
+        guard let handle = try? FileHandle(forWritingTo: file) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.truncate(atOffset: 0)) != nil
     }
 
     /// Removes the partial file and its record.

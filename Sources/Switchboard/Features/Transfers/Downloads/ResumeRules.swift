@@ -23,7 +23,7 @@ enum ResumeRules {
 
     /// The verdict on `head`, for a request that asked for the bytes from `requested` on (0: no `Range`)
     /// with `sent`'s validator in `If-Range`. `ownRange`: the app set a `Range` of its own (nothing is
-    /// resumed then, and a `206` is taken as it comes).
+    /// resumed then, a `206` is taken as it comes, and a `416` is a failure status).
     static func verdict(_ head: HTTPURLResponse, requested: Int64, sent: PartialDownload.Record?, ownRange: Bool, method: String?) -> Verdict {
         switch head.statusCode {
         case 206:
@@ -50,11 +50,15 @@ enum ResumeRules {
             let total = isIdentity(head) ? TransferRules.expectedBodyLength(head, method: method) : nil
             return .whole(total: total)
         case 416:
+            // The answer to the app's own `Range`: its failure, not a resume's.
+            if ownRange { return .failure }
             guard requested > 0, let sent, let total = contentRange(of: head)?.total, total == requested, sent.totalLength == total else {
                 return .restart(reason: "a 416 that doesn't say the partial file is the whole file")
             }
-            if let answered = validator(of: head, kind: sent.kind), answered != sent.validator {
-                return .restart(reason: "a 416 for another version of the file")
+            // Only the version If-Range named can be complete: a 416 that doesn't repeat its validator
+            // (another one, or none) may be about another version of the same length.
+            guard validator(of: head, kind: sent.kind) == sent.validator else {
+                return .restart(reason: "a 416 without the \(sent.kind == .etag ? "ETag" : "Last-Modified") sent in If-Range")
             }
             return .alreadyWhole(length: total)
         default:
