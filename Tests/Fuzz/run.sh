@@ -45,7 +45,7 @@ cp -R "$root/Sources/Switchboard/." "$src/"
 sources_for() {
     local json=("$src"/Core/JSON/*.swift)
     local errors=("${json[@]}" "$src/Core/NetworkError.swift" "$src/Core/HTTPHeaders.swift"
-        "$src/Features/Validation/JSONShape.swift" "$here/support/APIErrorStub.swift")
+        "$src/Features/Validation/JSONShape.swift" "$src/Features/Transfers/Downloads/DownloadError.swift" "$here/support/APIErrorStub.swift")
     case $1 in
         json|oracle) echo "${json[@]}" ;;
         shape) echo "${errors[@]}" ;;
