@@ -41,6 +41,7 @@ extension Dispatcher {
         } onCancel: {
             operation.cancel()
         }
+        SanitizerHandOff.acquire(operation)
         return try result.get()
     }
 }

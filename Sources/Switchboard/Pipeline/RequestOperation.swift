@@ -958,6 +958,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             // runs here, after the `.immediate` observers.
             registry.post(R.self, event)
             if let continuation {
+                SanitizerHandOff.release(self)
                 continuation.resume(returning: result)
             } else {
                 completion?(result)

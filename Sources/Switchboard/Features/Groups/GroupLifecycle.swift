@@ -84,15 +84,23 @@ func awaitGroup<T: Sendable>(
     start: (@escaping @Sendable (Result<T, GroupError>) -> Void) -> Void,
     stop: @escaping @Sendable () -> Void
 ) async throws(GroupError) -> T {
+    let handOff = HandOffToken()
     let result = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, GroupError>, Never>) in
-            start { continuation.resume(returning: $0) }
+            start {
+                SanitizerHandOff.release(handOff)
+                continuation.resume(returning: $0)
+            }
         }
     } onCancel: {
         stop()
     }
+    SanitizerHandOff.acquire(handOff)
     return try result.get()
 }
+
+/// An address for ``SanitizerHandOff`` to mark a group's hand-off with.
+private final class HandOffToken: Sendable {}
 
 /// A member of a group as the group sends it: its request, type-erased.
 struct GroupMember: Sendable {
