@@ -30,3 +30,8 @@ func splitOnce(_ data: UnsafePointer<UInt8>, _ size: Int, at separator: UInt8) -
     let tail = String(decoding: UnsafeBufferPointer(rebasing: buffer[(index + 1)...]), as: UTF8.self)
     return (head, tail)
 }
+
+// The package's C target is not compiled into the fuzzers (only its header is read): its two thread
+// sanitizer annotations (CSwitchboardAtomics.c), as the no-ops they are without that sanitizer.
+@_cdecl("sb_tsan_release") func fuzzSanitizerRelease(_ address: UnsafeRawPointer?) {}
+@_cdecl("sb_tsan_acquire") func fuzzSanitizerAcquire(_ address: UnsafeRawPointer?) {}
