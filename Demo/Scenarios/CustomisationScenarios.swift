@@ -71,7 +71,8 @@ enum CustomisationScenarios {
         DemoRunner.Scenario(title: "An expired token is refreshed on 401, once, and the request retried") { transcript in
             let refreshes = RefreshCounter()
             let refreshErrors = Locked<[String]>([])
-            let auth = AuthenticationInterceptor(token: "expired-token", applies: { !($0 is RefreshToken) }) {
+            // The defaults: the refresh's own send, through the same dispatcher, is left alone.
+            let auth = AuthenticationInterceptor(token: "expired-token") {
                 refreshes.increment()
                 do {
                     let response = try await Dispatcher.shared.response(for: RefreshToken())

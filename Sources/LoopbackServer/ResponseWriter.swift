@@ -40,6 +40,13 @@ enum ResponseWriter {
         case .reset:
             return .reset
 
+        case let .rawHeld(bytes):
+            guard SocketIO.sendAll(fd, Array(bytes)) else { return .close }
+            while stopSignal.sleep(0.05) {
+                if SocketIO.peerClosed(fd) { break }
+            }
+            return .close
+
         case .never:
             while stopSignal.sleep(0.05) {
                 if SocketIO.peerClosed(fd) { break }

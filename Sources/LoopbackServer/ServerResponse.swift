@@ -22,6 +22,10 @@ public struct ServerResponse: Sendable {
         /// Sends `bytes` exactly as given, status line and headers included (the response's status and
         /// headers are ignored), then closes the connection: for malformed answers.
         case raw(Data)
+        /// Sends `bytes` exactly as given, then holds the connection open (reading nothing more) until
+        /// the client closes it or the server stops: a malformed answer whose client must not wait for
+        /// the close to know.
+        case rawHeld(Data)
         /// Never answers: holds the connection open until the client closes it or the server stops.
         case never
         /// Sends `pieces` exactly as given, waiting `interval` seconds between them, then closes: a

@@ -220,7 +220,7 @@ public final class StubTransport: Transport {
     /// The request with its body in `httpBody`, as the handler sees it.
     private static func materialize(_ request: TransportRequest, rules: TransferRules) throws(NetworkError) -> URLRequest {
         var urlRequest = request.urlRequest
-        if let invalid = rules.check(request.body) { throw invalid }
+        if let invalid = rules.check(url: request.urlRequest.url) ?? rules.check(request.body) { throw invalid }
         switch request.body {
         case .none: break
         case .data(let data): urlRequest.httpBody = data

@@ -31,6 +31,8 @@ struct Fault: Sendable, CustomStringConvertible {
         case status(Int)
         /// ``NetworkError/unauthorized(_:)`` with this status (not a plain `httpStatus`).
         case unauthorized(Int)
+        /// ``NetworkError/malformedResponse(reason:)``.
+        case malformed
     }
 
     func matches(_ result: Result<Response<Get>, NetworkError>) -> Bool {
@@ -44,6 +46,7 @@ struct Fault: Sendable, CustomStringConvertible {
         case (.unacceptableContentType, .failure(.unacceptableContentType)): true
         case (.status(let code), .failure(let error)): error.statusCode == code
         case (.unauthorized(let code), .failure(.unauthorized(let answer))): answer.statusCode == code
+        case (.malformed, .failure(.malformedResponse)): true
         default: false
         }
     }
@@ -62,8 +65,8 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(name: "close without a response", answer: .closeWithoutResponse, expect: .transport(.networkConnectionLost)),
         Fault(name: "never answers", answer: .never, expect: .timedOut, timeout: 0.5),
         // Status line and headers
-        Fault(name: "invalid status line", answer: raw("HTTP/1.1 abc\r\n\r\n"), expect: .transport(.badServerResponse)),
-        Fault(name: "not HTTP at all", answer: raw("hello there\r\n\r\n"), expect: .transport(.badServerResponse)),
+        Fault(name: "invalid status line", answer: raw("HTTP/1.1 abc\r\n\r\n"), expect: .malformed),
+        Fault(name: "not HTTP at all", answer: raw("hello there\r\n\r\n"), expect: .malformed),
         Fault(name: "1xx before the final status", answer: raw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .success),
         // A minute of dripping (600 bytes, 0.1 s apart): the deadline must end the send long before the
         // server closes mid-head, which on URLSession is the FoundationNetworking crash of
@@ -76,26 +79,26 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(
             name: "a 100 KB header line", answer: raw("HTTP/1.1 200 OK\r\n\(json)X-Big: \(String(repeating: "x", count: 100_000))\r\nContent-Length: 2\r\n\r\n{}"), expect: .success
         ),
-        Fault(name: "a header line without a colon", answer: raw("HTTP/1.1 200 OK\r\n\(json)garbage\r\nContent-Length: 2\r\n\r\n{}"), expect: .transport(.badServerResponse)),
+        Fault(name: "a header line without a colon", answer: raw("HTTP/1.1 200 OK\r\n\(json)garbage\r\nContent-Length: 2\r\n\r\n{}"), expect: .malformed),
         // Framing
         Fault(
             name: "close mid-body with a Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 100\r\n\r\n{\"a\":1"), expect: .transport(.networkConnectionLost)),
         Fault(name: "HTTP/1.0 without a length (ends at close)", answer: raw("HTTP/1.0 200 OK\r\n\(json)\r\n{\"ok\":true}"), expect: .success),
         Fault(
             name: "two conflicting Content-Lengths", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}"),
-            expect: .transport(.networkConnectionLost)),
+            expect: .malformed),
         Fault(
             name: "Content-Length and chunked together", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"),
             expect: .success),
         Fault(
             name: "truncated chunked body", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n"), expect: .transport(.networkConnectionLost)),
-        Fault(name: "bad chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"), expect: .transport(.cannotParseResponse)),
+        Fault(name: "bad chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"), expect: .malformed),
         Fault(
             name: "chunk size larger than what follows", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nff\r\n{}\r\n"),
             expect: .transport(.networkConnectionLost)),
         Fault(
             name: "oversized chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n{}\r\n0\r\n\r\n"),
-            expect: .transport(.cannotParseResponse)),
+            expect: .malformed),
         Fault(
             name: "body dripped slower than the deadline",
             answer: .rawDrip(["HTTP/1.1 200 OK\r\n\(json)Content-Length: 40\r\n\r\n"].map { Data($0.utf8) } + (0..<40).map { _ in Data(" ".utf8) }, interval: 0.1),
@@ -142,7 +145,7 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(
             name: "redirect to data:", answer: raw("HTTP/1.1 307 Temporary Redirect\r\nLocation: data:text/plain,hi\r\nContent-Length: 0\r\n\r\n"),
             expect: .transport(.unsupportedURL)),
-        Fault(name: "redirect without a Location", answer: raw("HTTP/1.1 302 Found\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .transport(.badServerResponse)),
+        Fault(name: "redirect without a Location", answer: raw("HTTP/1.1 302 Found\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .malformed),
     ]
 
     @Test(arguments: faults, TransportUnderTest.network)

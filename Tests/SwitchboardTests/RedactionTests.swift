@@ -92,4 +92,82 @@ import Testing
         let error = NetworkError.invalidRequest(reason: #"path "ftp://ada:pw@h/?token=t" has the scheme "ftp""#)
         #expect(!rules.describe(error).contains("pw@") && !rules.describe(error).contains("token=t"))
     }
+
+    @Test func shortNamesAreSecretOnlyAsWholeWords() {
+        let rules = Redaction.standard
+        for name in ["code", "Code", "code_verifier", "CODE-VERIFIER", "code.verifier", "otp", "user_pin", "x-sid", "sig", "jwt", "client_assertion", "Nonce", "auth.code"] {
+            #expect(rules.isSecret(name), "\(name)")
+        }
+        for name in ["zipcode", "shipping", "design", "codec", "pinned", "sidebar", "signal", "assertions", "nonces", "barcode-type", ""] {
+            #expect(!rules.isSecret(name), "\(name)")
+        }
+    }
+
+    @Test func aJSONWebTokenIsRedactedWhateverItsName() {
+        let rules = Redaction.standard
+        let token = "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0."  // unsigned: an empty last segment
+        #expect(Redaction.looksLikeJWT(token.utf8))
+        #expect(Redaction.looksLikeJWT("eyJa.b.c.d.e".utf8), "a JWE has five segments")
+        for notToken in ["eyJ", "eyJa.b", "eyJa..c", "eyJa.b.c.d", "xeyJa.b.c", "eyJa.b+c.d"] {
+            #expect(!Redaction.looksLikeJWT(notToken.utf8), "\(notToken)")
+        }
+        #expect(rules.redact(urlText: "https://h/verify/\(token)?t=\(token)&page=2") == "https://h/verify/<redacted>?t=<redacted>&page=2")
+        #expect(rules.shown(header: "X-Context", value: "Bearer " + token) == "Bearer <redacted>")
+        #expect(rules.redactingTokens(in: "token \(token). Next") == "token <redacted>. Next", "a full stop after it is not part of it")
+        #expect(rules.redact(JSON.object(["note": .string("a \(token) b")])) == JSON.object(["note": "a <redacted> b"]))
+    }
+
+    @Test func brokenJSONIsRedactedToTheEndOfEachSecretValue() {
+        let rules = Redaction.standard
+        #expect(rules.redactedLoosely(#"{"password": "p\"w", "user": "ada"}"#) == #"{"password": "<redacted>", "user": "ada"}"#)
+        #expect(rules.redactedLoosely(#"{"token": {"a": [1, "}"]}, "b": 1"#) == #"{"token": "<redacted>", "b": 1"#)
+        #expect(rules.redactedLoosely(#"{"api_key": 12345, "n": 2"#) == #"{"api_key": "<redacted>", "n": 2"#)
+        #expect(rules.redactedLoosely(#"{"secret": "never closed"#) == #"{"secret": "<redacted>""#, "cut off: redacted to the end")
+        #expect(rules.redactedLoosely(#"{"secret":"#) == #"{"secret":"<redacted>""#)
+        #expect(rules.redactedLoosely(#"["password", "shown"]"#) == #"["password", "shown"]"#, "a string that is not a key")
+    }
+
+    @Test func aMultipartBodyIsShownPartByPart() {
+        let rules = Redaction.standard
+        let body = Data(
+            ("--b\r\nContent-Disposition: form-data; name=\"api%5Fkey\"\r\n\r\nhunter2\r\n"
+                + "--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--b--\r\n").utf8)
+        let shown = rules.redactedText(body, contentType: "multipart/form-data; boundary=b") ?? ""
+        #expect(!shown.contains("hunter2") && shown.contains("hello") && shown.contains("<redacted>"), "\(shown)")
+        // Parts that can't be found: only the size.
+        #expect(rules.redactedText(body, contentType: "multipart/form-data; boundary=zz") == "(\(body.count) bytes of multipart data)")
+        #expect(rules.redactedText(body, contentType: "multipart/form-data") == "(\(body.count) bytes of multipart data)")
+        let cut = Data("--b\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nsecret-without-end".utf8)
+        #expect(rules.redactedText(cut, contentType: "multipart/form-data; boundary=b") == "(\(cut.count) bytes of multipart data)")
+    }
+
+    @Test func secretsNestedInValuesAndTextAreRedacted() {
+        let rules = Redaction.standard
+        let url = "https://h/p?variables=%7B%22password%22%3A%22x1%22%7D&h=Bearer%20eyJa.b.c&next=%2Fcb%3Faccess_token%3Dx2&page=2"
+        #expect(rules.redact(urlText: url) == "https://h/p?variables=<redacted>&h=<redacted>&next=<redacted>&page=2")
+        #expect(rules.redact(JSON.object(["db": "postgres://u:x3@h/db"])) == JSON.object(["db": "<redacted>"]))
+        #expect(rules.redactedLoosely("see https://a:x4@h/ now") == "see https://<redacted>@h/ now")
+        #expect(rules.isSecret("user[pin]") && rules.isSecret("otp[]") && rules.isSecret(Redaction.leniently(decoding: "p%61ssword%")))
+        #expect(rules.redactForm("p%61ssword%=x5&a=1") == "p%61ssword%=<redacted>&a=1")
+        #expect(rules.shown(header: "Referer", value: "https://app/cb?code=x6") == "https://app/cb?code=<redacted>")
+        // Compact JSON with `=` in it is not a form: its secret key is still found.
+        #expect(!rules.snippet(of: Data(#"{"sig":"c2VjcmV0=="}"#.utf8), limit: 200).contains("c2VjcmV0"))
+        #expect(!rules.preview(Data(#"{"otp":"123456","next":"/h?t=1""#.utf8), contentType: "application/json").contains("123456"))
+        // A multipart body sent without its content type is still read part by part.
+        let body = Data("--b\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nx7\r\n--b--\r\n".utf8)
+        #expect(!(rules.redactedText(body, contentType: nil) ?? "x7").contains("x7"))
+    }
+
+    @Test func aHostileBodyIsRedactedInLinearTime() {
+        let rules = Redaction.standard
+        // 1 MB of dots after `eyJ`, and a 64 KB boundary: each preview reads at most the first 16 KB,
+        // and scans it a bounded number of times (before, the first was quadratic).
+        let dots = Data(("eyJ" + String(repeating: ".", count: 1 << 20)).utf8)
+        #expect(rules.preview(dots, contentType: "text/plain").hasSuffix("(\(dots.count) bytes)"))
+        let error = NetworkError.httpStatus(ErrorResponse(statusCode: 500, headers: [:], body: dots, url: nil))
+        #expect(error.description.hasPrefix("HTTP 500"))
+        let boundary = String(repeating: "a", count: 65_536)
+        let multipart = Data(String(repeating: "a", count: 1 << 20).utf8)
+        #expect(rules.preview(multipart, contentType: "multipart/form-data; boundary=\(boundary)") == "(16384 bytes of multipart data)… (\(multipart.count) bytes)")
+    }
 }

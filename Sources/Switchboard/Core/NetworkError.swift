@@ -33,10 +33,16 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// The request was cancelled (``RequestHandle/cancel()``, ``Dispatcher/cancelAll()`` or the
     /// calling Swift task's cancellation).
     case cancelled
-    /// The connection failed: refused, lost mid-body (`networkConnectionLost`), a broken chunked
-    /// encoding (`cannotParseResponse`), a body that can't be decompressed (`cannotDecodeContentData`),
-    /// DNS, TLS.
+    /// The connection failed: refused, reset, lost mid-body (`networkConnectionLost`), a body that
+    /// can't be decompressed (`cannotDecodeContentData`), too many redirects, a redirect to a scheme
+    /// that isn't allowed (`unsupportedURL`), DNS, TLS. Often worth retrying (``RetryPolicy``).
     case transport(URLError)
+    /// The response breaks HTTP's message syntax (RFC 9112), so none of it can be trusted: a status
+    /// line without a three-digit code, a header field name that is not a token or a line without a
+    /// colon, a `Content-Length` that is not one non-negative decimal number (or two that disagree), a
+    /// broken chunked encoding, a redirect without a `Location`, something that isn't HTTP at all. The
+    /// send ends as soon as the head shows it, and retrying won't help; `reason` says what was wrong.
+    case malformedResponse(reason: String)
     /// A download's destination or resume went wrong although the server answered (see
     /// ``DownloadError``): a file already at the destination, a name that would leave its folder, a
     /// resume that can't be trusted, a file of the wrong length.
@@ -65,7 +71,8 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidRequest(let reason): "invalid request: \(reason)"
-        case .httpStatus(let response): "HTTP \(response.statusCode): \(response.bodyPreview)"
+        case .httpStatus(let response):
+            "HTTP \(response.statusCode): \(Redaction.standard.preview(response.body, contentType: response.headers["Content-Type"], limit: 200))"
         case .unauthorized(let response): "unauthorized (HTTP \(response.statusCode))"
         case .unacceptableContentType(let received, let acceptable, _):
             "unacceptable content type \(received ?? "(none)"), expected one of \(acceptable.sorted().joined(separator: ", "))"
@@ -77,6 +84,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .idleTimeout(let seconds): "no data for \(seconds) s (idle timeout)"
         case .cancelled: "cancelled"
         case .transport(let error): "transport error \(error.code.rawValue): \(error.localizedDescription)"
+        case .malformedResponse(let reason): "malformed response: \(reason)"
         case .download(let error): "download failed: \(error)"
         }
     }

@@ -115,7 +115,8 @@ public struct Response<R: Request>: Sendable {
         }
     }
 
-    private var snippet: String { String(String(decoding: data.prefix(200), as: UTF8.self)) }
+    /// The body's start for an error message, redacted by the standard rules.
+    private var snippet: String { Redaction.standard.snippet(of: data, limit: 200) }
 }
 
 /// A ``Response`` without its request: the pipeline's form of a response, from validation to delivery.

@@ -148,6 +148,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// lock on the writing thread (the lock orders the write before the read). Until `start`, the
     /// operation is in no table the sweeper or a scope can reach.
     private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
+    /// The token refreshes the send was made inside (``RefreshScope``): bound again around its
+    /// interceptors and its completion closure, so that what they send is inside them too.
+    private let refreshScope = RefreshScope.current
 
     init(
         id: UInt64,
@@ -333,7 +336,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 var outgoing = try OutgoingRequest(urlRequest)
                 for interceptor in interceptors {
                     do {
-                        outgoing = try await interceptor.adapt(outgoing, for: request)
+                        let given = outgoing
+                        outgoing = try await refreshScope.running { try await interceptor.adapt(given, for: request) }
                     } catch let error as NetworkError {
                         throw error
                     } catch {
@@ -680,7 +684,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let task = Task { [self] in
             var delay = policyDelay
             for interceptor in interceptors {
-                switch await interceptor.retry(context) {
+                switch await refreshScope.running({ await interceptor.retry(context) }) {
                 case .doNotRetry: continue
                 case .retry: delay = 0
                 case .retryAfter(let seconds): delay = max(0, seconds)
@@ -952,7 +956,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         func event() -> RequestEvent<R> { RequestEvent(request: request, result: result, sendID: id, attempts: attempts) }
         if let completion, completionQueue.dispatchQueue != nil {
             // Observers first, then the completion, on its queue (in their block when they share it).
-            registry.post(R.self, then: completionQueue, event) { completion(result) }
+            registry.post(R.self, then: completionQueue, event) { [refreshScope] in refreshScope.run { completion(result) } }
         } else {
             // The event is made only if something observes it; the completion (or the continuation)
             // runs here, after the `.immediate` observers.
@@ -960,8 +964,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
             if let continuation {
                 SanitizerHandOff.release(self)
                 continuation.resume(returning: result)
-            } else {
-                completion?(result)
+            } else if let completion {
+                refreshScope.run { completion(result) }
             }
         }
         if !monitors.isEmpty {

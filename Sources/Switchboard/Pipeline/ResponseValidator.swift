@@ -33,7 +33,7 @@ enum ResponseValidator {
             do {
                 json = try parsed ?? JSON.parse(transport.data)
             } catch {
-                return .failure(.decoding(reason: "\(error)", snippet: snippet(of: transport.data)))
+                return .failure(.decoding(reason: "\(error)", snippet: configuration.redaction.snippet(of: transport.data, limit: 120)))
             }
         }
         if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
@@ -120,7 +120,4 @@ enum ResponseValidator {
         return mime.hasSuffix("+json") && types.contains("application/json")
     }
 
-    static func snippet(of data: Data) -> String {
-        String(decoding: data.prefix(120), as: UTF8.self)
-    }
 }

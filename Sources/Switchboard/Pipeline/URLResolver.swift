@@ -160,6 +160,13 @@ enum URLResolver {
         guard let host = url.host, !host.isEmpty else {
             throw .invalidRequest(reason: "URL \(shown(url.absoluteString)) has no host")
         }
+        if let problem = portProblem(url) { throw .invalidRequest(reason: problem) }
+    }
+
+    /// Why `url`'s port can't be connected to (outside 1–65535), or `nil`.
+    static func portProblem(_ url: URL) -> String? {
+        guard let port = url.port, !(1...65535).contains(port) else { return nil }
+        return "URL \(shown(url.absoluteString)) has port \(port), outside 1–65535"
     }
 
     /// A path or URL as an error message may show it: quoted, with user info and secret query items

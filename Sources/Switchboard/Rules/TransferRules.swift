@@ -64,6 +64,10 @@ public struct TransferRules: Sendable {
                             NSLocalizedDescriptionKey: "redirect to a \(scheme): URL refused (followed: \(rules.allowedSchemes.sorted().joined(separator: ", ")))"
                         ])))
         }
+        // A redirect's own head is checked as a final one is (a transport that follows redirects
+        // itself sees it only here), and so is the port it points to.
+        if let problem = ResponseFraming.problem(in: response) { return .fail(.malformedResponse(reason: problem)) }
+        if let problem = URLResolver.portProblem(location) { return .fail(.malformedResponse(reason: "the redirect's Location: " + problem)) }
         return .follow(RedirectPolicy.next(after: current, status: response.statusCode, to: location))
     }
 
@@ -113,6 +117,13 @@ public struct TransferRules: Sendable {
     }
 
     // MARK: Bodies
+
+    /// Checks a request's URL before anything is sent: a port, if it has one, in 1–65535 (Foundation's
+    /// `URL` takes `:99999`, and libcurl would report it only after trying). Returns
+    /// ``NetworkError/invalidRequest(reason:)``, or `nil`.
+    public func check(url: URL?) -> NetworkError? {
+        url.flatMap(URLResolver.portProblem).map { .invalidRequest(reason: $0) }
+    }
 
     /// Checks a body before it is sent: a file must be a readable regular file. Returns the error that
     /// fails the transfer (``NetworkError/invalidRequest(reason:)``) before anything is sent, or `nil`.

@@ -26,7 +26,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
         var request = state.currentRequest
         let task: URLSessionTask
-        if let invalid = state.rules.check(state.currentBody) {
+        if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody) {
             fail(state, invalid, queue: queue)
             return
         }
@@ -102,9 +102,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             Self.cancel(dataTask, in: session)
             return
         }
+        let head = response as? HTTPURLResponse
+        // A head that breaks the message syntax ends the transfer before its body: libcurl (under
+        // FoundationNetworking) reads `Content-Length: 2x` as 2, and with two lengths that disagree
+        // waits on an open connection for bytes that never come.
+        if let head, let problem = ResponseFraming.problem(in: head) {
+            state.failure = .malformedResponse(reason: problem)
+            completionHandler(.cancel)
+            Self.cancel(dataTask, in: session)
+            return
+        }
         completionHandler(.allow)
         state.firstByteTime = DispatchTime.now().uptimeNanoseconds
-        let head = response as? HTTPURLResponse
         state.response = head
         // A new response (after a challenge or a redirect with a body) restarts the body.
         state.data = Data()
@@ -172,17 +181,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let failure = state.failure { return .failure(failure) }
         if let error {
             let urlError = error as? URLError ?? URLError(.unknown, userInfo: [NSUnderlyingErrorKey: error])
-            if [.unknown, .unsupportedURL, .badServerResponse].contains(urlError.code), let specific = specificCode(for: urlError, state: state), specific != urlError.code {
-                return .failure(.transport(URLError(specific, userInfo: [NSUnderlyingErrorKey: error, NSLocalizedDescriptionKey: urlError.localizedDescription])))
+            var code = urlError.code
+            if [.unknown, .unsupportedURL, .badServerResponse].contains(code), let specific = specificCode(for: urlError, state: state) { code = specific }
+            // libcurl refuses a status line it can't read (a four-digit code) as an unsupported
+            // protocol, which FoundationNetworking reports as `unsupportedURL`; the URL itself was
+            // http or https, and no head came.
+            if code == .unsupportedURL, state.response == nil, let scheme = state.currentRequest.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" {
+                code = .badServerResponse
             }
-            switch urlError.code {
+            switch code {
+            case .badServerResponse, .cannotParseResponse:
+                return .failure(.malformedResponse(reason: urlError.localizedDescription))
+            case _ where code != urlError.code:
+                return .failure(.transport(URLError(code, userInfo: [NSUnderlyingErrorKey: error, NSLocalizedDescriptionKey: urlError.localizedDescription])))
             case .cancelled: return .failure(.cancelled)
             case .timedOut: return .failure(.idleTimeout(after: state.currentRequest.timeoutInterval))
             default: return .failure(.transport(urlError))
             }
         }
         guard let response = state.response else {
-            return .failure(.transport(URLError(.badServerResponse)))
+            // FoundationNetworking shows no 3xx head to the delegate, and ends a 3xx without a
+            // `Location` without an error: the only way here (a head cut off by a close crashes it).
+            return .failure(.malformedResponse(reason: "the transfer ended without a final response head (a redirect without a Location)"))
         }
         if state.isProvisional {
             // A 401 no challenge followed: it is the answer after all. Its body, held in memory, goes
@@ -212,7 +232,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
         if message.contains("chunk") { return .cannotParseResponse }
         if message.contains("empty reply") { return .networkConnectionLost }
-        if message.contains("http version") || message.contains("http/0.9") || message.contains("weird server reply") || message.contains("header") {
+        if message.contains("http version") || message.contains("http/0.9") || message.contains("weird server reply") || message.contains("header")
+            || message.contains("content-length") || message.contains("status line")
+        {
             return .badServerResponse
         }
         if message.contains("transfer closed") || message.contains("outstanding read data") { return .networkConnectionLost }

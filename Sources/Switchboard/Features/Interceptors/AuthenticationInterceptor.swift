@@ -16,9 +16,11 @@ import Foundation
 ///   that was already replaced is retried at once with the current one. A second 401 for the same
 ///   request, or a refresh that throws or takes longer than `refreshTimeout`, ends the send with the
 ///   401; other 401s for the token whose refresh failed don't try again.
-/// - Requests for which `applies` is false (the refresh call itself, public endpoints) are left alone.
-///   A refresh that sends through the same dispatcher must be one of them: otherwise, without a token,
-///   it would wait for itself.
+/// - Requests for which `applies` is false (public endpoints) are left alone.
+/// - A send made while this interceptor refreshes, from inside its `refresh` (its task, a child task,
+///   or the completion closure of a send made there, however deep), is not adapted by it and doesn't
+///   wait for it: the refresh may send through the same dispatcher with the defaults. If such a send
+///   gets a 401, the refresh fails (there is no loop), whatever `refresh` does with the error.
 public final class AuthenticationInterceptor: RequestInterceptor {
     private let header: String
     private let prefix: String
@@ -30,7 +32,7 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     ///   - token: the token to start with, if the app has one.
     ///   - header: the header the token goes in. Default: `Authorization`.
     ///   - prefix: what precedes the token in it. Default: `Bearer `.
-    ///   - applies: which requests get the token. Default: all.
+    ///   - applies: which requests get the token. Default: all (but the sends of its own refresh).
     ///   - refreshTimeout: the longest a refresh may take, in seconds; a slower one fails. Default: 30.
     ///   - refresh: fetches a new token; runs once at a time, however many requests need one.
     public init(
@@ -47,6 +49,8 @@ public final class AuthenticationInterceptor: RequestInterceptor {
         store = TokenStore(token: token, timeout: refreshTimeout, refresh: refresh)
     }
 
+    private var storeID: ObjectIdentifier { ObjectIdentifier(store) }
+
     /// The token in use now, if any.
     public var token: String? {
         get async { await store.token }
@@ -55,14 +59,29 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     /// Sets the header from the current token (fetching one first if there is none).
     public func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
         guard applies(original) else { return request }
+        let scope = RefreshScope.current
+        if let mark = scope.runningMark(of: storeID) {
+            // A send of this interceptor's running refresh: as it is, at once; after one of them got
+            // a 401, the refresh has failed and its further sends fail too.
+            if mark.isRefused { throw TokenStore.RefreshRefused() }
+            return request
+        }
+        // Inside another interceptor's running refresh, a refresh of this one isn't waited for: two
+        // refreshes whose sends waited for each other would never end. The current token, or none.
+        guard let token = try await store.current(waiting: !scope.isInsideARunningRefresh) else { return request }
         var adapted = request
-        adapted.headers[header] = prefix + (try await store.current())
+        adapted.headers[header] = prefix + token
         return adapted
     }
 
     /// Retries a first 401 with a refreshed (or already replaced) token.
     public func retry(_ context: RetryContext) async -> RetryDecision {
         guard case .unauthorized = context.error, applies(context.original) else { return .doNotRetry }
+        // The refresh's own send was refused: the refresh fails (retrying would wait for itself).
+        if let mark = RefreshScope.current.runningMark(of: storeID) {
+            _ = mark.refuse()
+            return .doNotRetry
+        }
         // Once per request: a second 401 means the new token is refused too.
         guard context.errors.filter({ if case .unauthorized = $0 { true } else { false } }).count == 1 else { return .doNotRetry }
         let sent = context.request.headers[header].map { String($0.dropFirst(prefix.count)) }
@@ -92,11 +111,22 @@ private actor TokenStore {
 
     struct RefreshFailed: Error {}
 
+    /// A send of the refresh got a 401 (the refresh's credentials are refused): the refresh fails.
+    struct RefreshRefused: Error, CustomStringConvertible {
+        var description: String { "the token refresh's own request was answered 401" }
+    }
+
     /// The token, fetched first if there is none; while a refresh runs, the token it brings.
     func current() async throws -> String {
         if let refreshing { return try await refreshing.value }
         if let token { return token }
         return try await refreshed()
+    }
+
+    /// The token; while a refresh runs, the token it brings, or (`waiting` false) the token now, if any.
+    func current(waiting: Bool) async throws -> String? {
+        if refreshing != nil, !waiting { return token }
+        return try await current()
     }
 
     /// Replaces `rejected` with a new token, unless it was replaced already (or its replacement failed).
@@ -116,13 +146,20 @@ private actor TokenStore {
     /// asks next, sees the new token: a retry never goes out with the token just replaced.
     private func refreshed() async throws -> String {
         if let refreshing { return try await refreshing.value }
+        // The refresh and what it sends run inside this run's scope: their sends are not adapted by
+        // this store's interceptor and don't wait for this refresh.
+        let mark = RefreshMark(owner: ObjectIdentifier(self))
+        let scope = RefreshScope.current.adding(mark)
         // Isolated to this actor (it uses `self`): the token is set here, before the task completes.
         let task = Task { [refresh, timeout] () async throws -> String in
-            defer { self.refreshing = nil }
+            defer {
+                self.refreshing = nil
+                mark.end()
+            }
             do {
                 // The refresh races a timer; the loser is cancelled.
                 let fresh = try await withThrowingTaskGroup(of: String.self) { group in
-                    group.addTask { try await refresh() }
+                    group.addTask { try await scope.running { try await refresh() } }
                     group.addTask {
                         try await Task.sleep(nanoseconds: UInt64(max(0, timeout) * 1e9))
                         throw RefreshFailed()
@@ -131,6 +168,7 @@ private actor TokenStore {
                     guard let first = try await group.next() else { throw RefreshFailed() }
                     return first
                 }
+                if mark.isRefused { throw RefreshRefused() }
                 self.token = fresh
                 return fresh
             } catch {

@@ -21,8 +21,10 @@ extension URLRequest {
             parts.append("-H " + shellQuoted("\(name): \(shown)"))
         }
         if let body = httpBody, !body.isEmpty {
-            if let text = String(data: body, encoding: .utf8) {
-                let shown = redaction?.redactedText(body, contentType: value(forHTTPHeaderField: "Content-Type")) ?? text
+            // Redacted, a multipart body with binary parts is shown as text with those parts described.
+            let shown =
+                if let redaction { redaction.redactedText(body, contentType: value(forHTTPHeaderField: "Content-Type")) } else { String(data: body, encoding: .utf8) }
+            if let shown {
                 parts.append("--data-binary " + shellQuoted(shown))
             } else {
                 parts.append("--data-binary @- # \(body.count) bytes of binary data")

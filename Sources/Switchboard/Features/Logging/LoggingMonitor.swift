@@ -21,7 +21,9 @@ struct LoggingMonitor: EventMonitor {
         }
         if !headers.isEmpty { lines.append("  headers: " + headers.joined(separator: "; ")) }
         if let query = request.url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems }), !query.isEmpty {
-            let parameters = query.map { "\($0.name)=\(redaction.isSecret($0.name) ? Redaction.placeholder : $0.value ?? "")" }
+            // The decoded values, each through the item rule the URL line uses (a secret name, a URL
+            // with user info, a JSON Web Token).
+            let parameters = query.map { "\($0.name)=\(redaction.shown(item: $0.name, value: $0.value ?? ""))" }
             lines.append("  parameters: " + parameters.joined(separator: "&"))
         }
         if let body = request.httpBody, !body.isEmpty {

@@ -9,13 +9,16 @@ enum CurlErrors {
         func failure(_ urlCode: URLError.Code) -> NetworkError {
             .transport(URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(text) (libcurl \(code))"]))
         }
+        let malformed = NetworkError.malformedResponse(reason: "\(text) (libcurl \(code))")
         switch code {
         case CurlConstant.operationTimedOut:
             return .idleTimeout(after: idleTimeout)
         case CurlConstant.unsupportedProtocol:
-            // Also what libcurl says of a response that is not HTTP/1.x or 2 ("HTTP/0.9", "Unsupported
-            // HTTP version"): a bad response, not a bad URL.
-            return failure(lowered.contains("http/0.9") || lowered.contains("http version") ? .badServerResponse : .unsupportedURL)
+            // The URL's scheme was checked before the hop (http or https), so this is a scheme libcurl
+            // was built without ("Protocol "https" not supported or disabled"), or what libcurl says of
+            // a response that is not HTTP/1.x or 2 ("HTTP/0.9", "Unsupported HTTP version", a status
+            // line whose code has four digits): a malformed response, not a bad URL.
+            return lowered.hasPrefix("protocol \"") || lowered.contains("not supported or disabled") ? failure(.unsupportedURL) : malformed
         case CurlConstant.urlMalformat:
             return failure(.badURL)
         case CurlConstant.couldntResolveHost, CurlConstant.couldntResolveProxy:
@@ -32,10 +35,14 @@ enum CurlErrors {
             return failure(.serverCertificateUntrusted)
         case CurlConstant.partialFile, CurlConstant.gotNothing:
             return failure(.networkConnectionLost)
-        case CurlConstant.weirdServerReply, CurlConstant.http2, CurlConstant.http2Stream:
-            return failure(lowered.contains("chunk") ? .cannotParseResponse : .badServerResponse)
+        case CurlConstant.weirdServerReply, CurlConstant.http2:
+            return malformed
+        case CurlConstant.http2Stream:
+            // A stream reset (REFUSED_STREAM, CANCEL) or a GOAWAY is the connection's failure, worth
+            // retrying; a PROTOCOL_ERROR is the server's.
+            return lowered.contains("protocol_error") ? malformed : failure(.networkConnectionLost)
         case CurlConstant.sendError, CurlConstant.recvError:
-            if lowered.contains("chunk") { return failure(.cannotParseResponse) }
+            if lowered.contains("chunk") { return malformed }
             if lowered.contains("decod") || lowered.contains("inflat") || lowered.contains("encoding") { return failure(.cannotDecodeContentData) }
             return failure(.networkConnectionLost)
         case CurlConstant.writeError:

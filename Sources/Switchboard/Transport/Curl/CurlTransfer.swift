@@ -92,7 +92,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Configures `easy` (new, or reset) for the current hop; on failure the handle is not kept.
     func makeHop(on easy: CurlLibrary.Handle) -> NetworkError? {
-        if let invalid = rules.check(currentBody) { return invalid }
+        if let invalid = rules.check(url: current.url) ?? rules.check(currentBody) { return invalid }
         guard let url = current.url, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
             return .transport(URLError(.unsupportedURL))
         }
@@ -220,7 +220,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard code == CurlConstant.ok else {
             return .finished(.failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout, received: bytesReceived, expected: expectedToReceive)))
         }
-        guard let head else { return .finished(.failure(.transport(URLError(.badServerResponse)))) }
+        guard let head else { return .finished(.failure(Self.closedBeforeTheHead)) }
         if let unwritten { return .finished(.failure(unwritten)) }
         if let short = rules.verifyComplete(head, for: current, receivedBytes: bytesReceived) { return .finished(.failure(short)) }
         let timing = Timing(start: start, timeToFirstByte: firstByte ?? 0, duration: Date().timeIntervalSince(start))
@@ -250,32 +250,37 @@ final class CurlTransfer: @unchecked Sendable {
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if bytes.starts(with: Self.httpPrefix) {
             // "HTTP/1.1 200 OK", "HTTP/2 200": the version, spaces, three digits, then a space or the end.
-            guard let space = bytes.firstIndex(of: 0x20) else {
-                mode = .failed(.transport(URLError(.badServerResponse)))
+            if let problem = ResponseFraming.statusLineProblem(bytes) {
+                mode = .failed(.malformedResponse(reason: problem))
                 return false
             }
+            let space = bytes.firstIndex(of: 0x20) ?? bytes.endIndex
             var digits = space
             while digits < bytes.count, bytes[digits] == 0x20 { digits += 1 }
-            var code = 0, count = 0
-            while digits + count < bytes.count, bytes[digits + count] != 0x20 {
-                let digit = bytes[digits + count]
-                guard digit >= 0x30, digit <= 0x39, count < 3 else { count = 0; break }
-                code = code * 10 + Int(digit - 0x30)
-                count += 1
-            }
-            guard count == 3 else {
-                mode = .failed(.transport(URLError(.badServerResponse)))
-                return false
-            }
+            var code = 0
+            for digit in bytes[digits..<(digits + 3)] { code = code * 10 + Int(digit - 0x30) }
             status = code
             httpVersion = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<space]), as: UTF8.self)
             fields = []
             fields.reserveCapacity(16)
             return true
         }
+        // Once the final head is in, what comes is a chunked body's trailer fields: not read.
+        if head != nil { return true }
         if !bytes.isEmpty {
-            guard let colon = bytes.firstIndex(of: 0x3A) else { return true }  // a folded or odd line: skipped
-            let name = Self.trimmed(bytes[..<colon])
+            // An obsolete line folding (a line that starts with a space or tab) continues the field
+            // before it; it is left out, as before.
+            if bytes[0] == 0x20 || bytes[0] == 0x09 { return true }
+            guard let colon = bytes.firstIndex(of: 0x3A) else {
+                mode = .failed(.malformedResponse(reason: "a header line without a colon"))
+                return false
+            }
+            // The name as sent: a space before the colon (or inside the name) breaks the syntax.
+            let name = bytes[..<colon]
+            guard ResponseFraming.isToken(name) else {
+                mode = .failed(.malformedResponse(reason: ResponseFraming.nameProblem(name)))
+                return false
+            }
             let value = Self.trimmed(bytes[(colon + 1)...])
             fields.append(HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
             return true
@@ -291,6 +296,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     private static let httpPrefix = Array("HTTP/".utf8)
 
+    /// A transfer that ended before its head was complete (a status line, then a close): the
+    /// connection's failure, as a body cut short is.
+    static let closedBeforeTheHead = NetworkError.transport(
+        URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "the connection closed before the response head was complete"]))
+
     /// The bytes without leading and trailing spaces and tabs.
     private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
         var start = bytes.startIndex, end = bytes.endIndex
@@ -301,6 +311,10 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func headEnded() -> Bool {
         guard let url = current.url else { return false }
+        if let problem = ResponseFraming.problem(in: fields) {
+            mode = .failed(.malformedResponse(reason: problem))
+            return false
+        }
         // The HTTPURLResponse is made only where a rule or a callback needs one (a redirect, a
         // challenge, a head callback): a plain answer never pays for it (see ResponseHead).
         let parsed = ResponseHead(url: url, statusCode: status, httpVersion: httpVersion, fields: fields)
@@ -320,7 +334,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
         } else if Self.redirectStatuses.contains(status), rules.options.redirects.maximumCount > 0 {
             // A redirect that says nowhere: a broken response (as URLSession reports it).
-            mode = .failed(.transport(URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "a \(status) redirect without a Location"])))
+            mode = .failed(.malformedResponse(reason: "a \(status) redirect without a Location"))
             return false
         } else if status == 401, parsed.value("WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
             let decision = rules.answerChallenge(

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// Bad framing is a typed error at once, on every network transport: each head that breaks HTTP/1.1's
+/// syntax ends the send with ``NetworkError/malformedResponse(reason:)`` while the server holds the
+/// connection open and the send's deadline (30 s) is far away, never with a guessed body or a timeout.
+extension TransportConformanceTests {
+    struct Framing: Sendable, CustomTestStringConvertible {
+        let name: String
+        let head: String
+        /// A word the reason must contain.
+        let reasonMentions: String
+        var testDescription: String { name }
+    }
+
+    static let framings: [Framing] = [
+        Framing(name: "Content-Length: 2x", head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2x\r\n\r\n{}xxxxxx", reasonMentions: "Content-Length"),
+        Framing(name: "negative Content-Length", head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}", reasonMentions: "Content-Length"),
+        Framing(
+            name: "two conflicting Content-Lengths, connection open",
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 5\r\n\r\n{}", reasonMentions: "Content-Length"),
+        Framing(
+            name: "a list of conflicting lengths in one field", head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2, 7\r\n\r\n{}",
+            reasonMentions: "Content-Length"),
+        Framing(name: "a 4-digit status code", head: "HTTP/1.1 2000 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", reasonMentions: ""),
+        Framing(
+            name: "a header field name with a space", head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nBad Name: x\r\nContent-Length: 2\r\n\r\n{}",
+            reasonMentions: ""),
+    ]
+
+    @Test(arguments: framings, TransportUnderTest.network)
+    func badFramingIsAMalformedResponseAtOnce(_ framing: Framing, _ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route(nil, "/framing") { _ in ServerResponse(status: 200, body: .rawHeld(Data(framing.head.utf8))) }
+            let client = makeClient(server) { $0.transport = kind.factory }
+            let result = await client.result(Get("/framing").with(\.timeout, 30))
+            guard case .failure(.malformedResponse(let reason)) = result else {
+                Issue.record("\(framing.name) on \(kind): expected malformedResponse, got \(result)")
+                return
+            }
+            #expect(!reason.isEmpty)
+            if !framing.reasonMentions.isEmpty { #expect(reason.contains(framing.reasonMentions), "\(reason)") }
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aRedirectsOwnHeadIsCheckedToo(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let head = "HTTP/1.1 302 Found\r\nLocation: /echo\r\nContent-Length: 0x\r\n\r\n"
+            server.route(nil, "/framing") { _ in ServerResponse(status: 200, body: .rawHeld(Data(head.utf8))) }
+            server.route(nil, "/far") { _ in ServerResponse(status: 302, headers: [("Location", "http://127.0.0.1:99999/echo")]) }
+            let client = makeClient(server) { $0.transport = kind.factory }
+            let result = await client.result(Get("/framing").with(\.timeout, 30))
+            guard case .failure(.malformedResponse) = result else {
+                Issue.record("\(kind): expected malformedResponse, got \(result)")
+                return
+            }
+            // A redirect to a port outside 1–65535: refused as the server's error on the libcurl
+            // transport. FoundationNetworking never asks its delegate about that redirect and never
+            // ends the task (LinuxNotes): the send's deadline ends it.
+            let far = await client.result(Get("/far").with(\.timeout, kind == .urlSession ? 1 : 30))
+            switch (kind, far) {
+            case (.urlSession, .failure(.timedOut)), (.curl, .failure(.malformedResponse)): break
+            default: Issue.record("/far on \(kind): got \(far)")
+            }
+            #expect(server.hits("/echo") == 0, "no redirect was followed")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func identicalRepeatedLengthsAreOneLength(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}"
+            server.route(nil, "/framing") { _ in ServerResponse(status: 200, body: .rawHeld(Data(head.utf8))) }
+            let client = makeClient(server) { $0.transport = kind.factory }
+            let response = try await client.response(for: Get("/framing").with(\.timeout, 30))
+            #expect(response.statusCode == 200 && response.data == Data("{}".utf8))
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.allCases) func aPortOutOfRangeIsInvalidBeforeAnythingIsSent(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            // Through the dispatcher: refused while the request is built.
+            let client = makeClient(server) { $0.transport = .using(kind.make([server])) }
+            let error = await client.result(Get("http://127.0.0.1:99999/echo")).failure
+            guard case .invalidRequest(let reason) = error else {
+                Issue.record("\(kind): expected invalidRequest, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("99999"))
+            // A transport given the URL directly refuses it the same way.
+            let direct = await transfer(kind.make([server]), TransportRequest(URLRequest(url: URL(string: "http://127.0.0.1:99999/echo")!)))
+            guard case .failure(.invalidRequest)? = direct.result else {
+                Issue.record("\(kind): the transport answered \(String(describing: direct.result))")
+                return
+            }
+            #expect(direct.completions == 1)
+        }
+    }
+}
