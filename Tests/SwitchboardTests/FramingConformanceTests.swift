@@ -91,6 +91,15 @@ extension TransportConformanceTests {
                 return
             }
             #expect(reason.contains("99999"))
+            // So is a base URL with such a port.
+            let far = makeClient(server) {
+                $0.transport = .using(kind.make([server]))
+                $0.baseURL = URL(string: "http://127.0.0.1:99999")
+            }
+            guard case .invalidRequest? = await far.result(Get("/echo")).failure else {
+                Issue.record("\(kind): a base URL with port 99999 was not refused")
+                return
+            }
             // A transport given the URL directly refuses it the same way.
             let direct = await transfer(kind.make([server]), TransportRequest(URLRequest(url: URL(string: "http://127.0.0.1:99999/echo")!)))
             guard case .failure(.invalidRequest)? = direct.result else {

@@ -28,7 +28,9 @@ import Testing
 
     struct OAuth: Request {
         var method: HTTPMethod { .post }
-        var path: String { "/echo?next=https://alice:s3cret-444@example.com/home&trace=\(LogLeakTests.jwt)" }
+        var path: String {
+            "/echo?next=https://alice:s3cret-444@example.com/home&trace=\(LogLeakTests.jwt)&q=a%26password%3Dhunter-hhh&back=%2Fcb%3Faccess_token%3Dtok-iii"
+        }
         var parameterEncoding: ParameterEncoding? { .form }
         var parameters: JSON? {
             [
@@ -43,7 +45,7 @@ import Testing
 
     static let secrets = [
         "mp-key-111", "mp-pass-222", "s3cret-444", "code-555", "verifier-666", "otp-777", "pin-888", "sid-999", "sig-aaa", "jwt-bbb",
-        "assertion-ccc", "nonce-ddd", "verifier-eee", jwt, "c2lnbmF0dXJlLWxlYWs",
+        "assertion-ccc", "nonce-ddd", "verifier-eee", jwt, "c2lnbmF0dXJlLWxlYWs", "hunter-hhh", "tok-iii",
     ]
 
     /// What the debug log and the cURL descriptions print for both requests.

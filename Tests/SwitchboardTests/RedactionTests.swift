@@ -153,6 +153,9 @@ import Testing
         // Compact JSON with `=` in it is not a form: its secret key is still found.
         #expect(!rules.snippet(of: Data(#"{"sig":"c2VjcmV0=="}"#.utf8), limit: 200).contains("c2VjcmV0"))
         #expect(!rules.preview(Data(#"{"otp":"123456","next":"/h?t=1""#.utf8), contentType: "application/json").contains("123456"))
+        // JSON inside a JSON string, and a JSON text with `=` in it, are not read as forms.
+        let nested = rules.redact(JSON.object(["payload": #"{"password":"x8","pic":"aGk="}"#]))
+        #expect(!nested.description.contains("x8") && nested.description.contains("aGk="), "\(nested)")
         // A multipart body sent without its content type is still read part by part.
         let body = Data("--b\r\nContent-Disposition: form-data; name=\"password\"\r\n\r\nx7\r\n--b--\r\n".utf8)
         #expect(!(rules.redactedText(body, contentType: nil) ?? "x7").contains("x7"))

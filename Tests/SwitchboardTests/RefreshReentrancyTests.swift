@@ -90,6 +90,24 @@ import Testing
         }
     }
 
+    @Test(arguments: TransportUnderTest.network) func aGroupSentByTheRefreshIsInsideIt(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let seen = Box<[String]>([])
+            Self.install(on: server, seen: seen)
+            let client = Self.client(server, kind)
+            let auth = AuthenticationInterceptor(token: "expired-token") {
+                // Two requests as one batch: the group sends its members from its own queue.
+                let (nonce, exchange) = try await client.batch(RefreshToken("/auth/nonce"), RefreshToken("/auth/exchange"))
+                #expect(nonce.json["nonce"] == "n-1")
+                return exchange.json["token"].string ?? ""
+            }
+            client.updateConfiguration { $0.interceptors = [auth] }
+            let me = try await client.response(for: Me())
+            #expect(me.json["name"] == "Ada")
+            #expect(seen.value.sorted() == ["exchange:none", "nonce:none"], "\(seen.value)")
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func aRefreshWhoseOwnSendGetsA401Fails(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let seen = Box<[String]>([])

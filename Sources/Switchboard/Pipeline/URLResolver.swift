@@ -61,7 +61,8 @@ enum URLResolver {
         init?(_ base: URL, remembering: Bool = false) {
             var text = base.absoluteString
             guard !text.utf8.contains(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }),
-                let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host?.isEmpty == false
+                let scheme = base.scheme?.lowercased(), scheme == "http" || scheme == "https", base.host?.isEmpty == false,
+                portProblem(base) == nil  // else the slow join, which refuses it
             else { return nil }
             while text.hasSuffix("/") { text.removeLast() }
             prefix = text

@@ -18,12 +18,14 @@ enum ResponseFraming {
         var length: String?
         for (name, value) in fields {
             guard isToken(name.utf8) else { return nameProblem(name.utf8) }
-            guard name.utf8.count == 14, name.lowercased() == "content-length" else { continue }
-            for item in value.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = item.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
+            guard name.utf8.count == 14, name.caseInsensitiveEquals("Content-Length") else { continue }
+            for item in value.utf8.split(separator: 0x2C, omittingEmptySubsequences: false) {
+                var digits = item[...]
+                while let first = digits.first, first == 0x20 || first == 0x09 { digits = digits.dropFirst() }
+                while let last = digits.last, last == 0x20 || last == 0x09 { digits = digits.dropLast() }
                 // Leading zeros don't count; at most a 63-bit length (what libcurl reads).
-                let normalized = String(digits.drop { $0 == "0" })
-                guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), fitsInt64(normalized) else {
+                let normalized = String(decoding: digits.drop { $0 == 0x30 }, as: UTF8.self)
+                guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), fitsInt64(normalized) else {
                     return "Content-Length \(shown(value)) is not a non-negative decimal length"
                 }
                 if let length, length != normalized {
@@ -60,13 +62,12 @@ enum ResponseFraming {
         problem(in: fields.lazy.map { (name: $0.name, value: $0.value) })
     }
 
-    /// The problem of an `HTTPURLResponse`'s fields (repeated fields arrive joined).
+    /// The problem of an `HTTPURLResponse`'s `Content-Length` (repeated fields arrive joined). Its
+    /// field names are not read: FoundationNetworking refuses a head with a name that is not a token
+    /// itself, and reading them all costs a dictionary per response.
     static func problem(in response: HTTPURLResponse) -> String? {
-        problem(
-            in: response.allHeaderFields.lazy.compactMap { name, value -> (name: String, value: String)? in
-                guard let name = name as? String, let value = value as? String else { return nil }
-                return (name, value)
-            })
+        guard let length = response.value(forHTTPHeaderField: "Content-Length") else { return nil }
+        return problem(in: CollectionOfOne((name: "Content-Length", value: length)))
     }
 
     /// Whether `name` is an RFC 9110 token: one or more of the letters, digits and ``!#$%&'*+-.^_`|~``.

@@ -109,9 +109,12 @@ struct GroupMember: Sendable {
 
     init<R: Request>(_ request: R) {
         self.request = request
+        // The token refreshes the member was made inside: the group sends it from its own queue, so a
+        // chain or batch made by a refresh is still the refresh's (RefreshScope).
+        let scope = RefreshScope.current
         sender = { dispatcher, done in
             // On the transport's queue: the group's bookkeeping is quick; user code goes to the callback queue.
-            dispatcher.send(request, completionQueue: .immediate) { result in done(result.map { $0 }) }
+            scope.run { dispatcher.send(request, completionQueue: .immediate) { result in done(result.map { $0 }) } }
         }
     }
 

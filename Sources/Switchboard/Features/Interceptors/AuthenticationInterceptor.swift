@@ -78,10 +78,14 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     public func retry(_ context: RetryContext) async -> RetryDecision {
         guard case .unauthorized = context.error, applies(context.original) else { return .doNotRetry }
         // The refresh's own send was refused: the refresh fails (retrying would wait for itself).
-        if let mark = RefreshScope.current.runningMark(of: storeID) {
+        let scope = RefreshScope.current
+        if let mark = scope.runningMark(of: storeID) {
             _ = mark.refuse()
             return .doNotRetry
         }
+        // A send of another interceptor's running refresh doesn't wait for this one's refresh either
+        // (two refreshes could wait for each other): its 401 stands.
+        if scope.isInsideARunningRefresh { return .doNotRetry }
         // Once per request: a second 401 means the new token is refused too.
         guard context.errors.filter({ if case .unauthorized = $0 { true } else { false } }).count == 1 else { return .doNotRetry }
         let sent = context.request.headers[header].map { String($0.dropFirst(prefix.count)) }

@@ -20,10 +20,13 @@ struct LoggingMonitor: EventMonitor {
             "\(name): \(redaction.shown(header: name, value: value))"
         }
         if !headers.isEmpty { lines.append("  headers: " + headers.joined(separator: "; ")) }
-        if let query = request.url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: true)?.queryItems }), !query.isEmpty {
-            // The decoded values, each through the item rule the URL line uses (a secret name, a URL
-            // with user info, a JSON Web Token).
-            let parameters = query.map { "\($0.name)=\(redaction.shown(item: $0.name, value: $0.value ?? ""))" }
+        if let query = request.url.flatMap({ URLComponents(url: $0, resolvingAgainstBaseURL: true)?.percentEncodedQuery }), !query.isEmpty {
+            // The items as the URL line redacts them (read from the query as sent, so a nested secret
+            // is seen before decoding hides its encoding), then decoded for reading.
+            let parameters = redaction.redactForm(query).split(separator: "&", omittingEmptySubsequences: false).map { item in
+                let text = String(item)
+                return text.hasSuffix("=" + Redaction.placeholder) ? text : Redaction.leniently(decoding: text)
+            }
             lines.append("  parameters: " + parameters.joined(separator: "&"))
         }
         if let body = request.httpBody, !body.isEmpty {

@@ -16,6 +16,7 @@ extension Redaction {
         case .string(let text):
             // A string may hold a form (an echoed body), a URL with user info or a token.
             if Self.holdsSecretValue(text) { return .string(Self.placeholder) }
+            if Self.startsLikeJSON(text) { return .string(redactedLoosely(text)) }
             return .string(Self.looksLikeForm(text) ? redactForm(text) : redactingFreeText(text))
         default:
             return json
@@ -29,7 +30,11 @@ extension Redaction {
         guard let body, !body.isEmpty else { return "(empty)" }
         // Only the start is read (a hostile body must not make a log line slow): a JSON body cut
         // there no longer parses and is redacted loosely, a multipart one is only sized.
-        let start = body.count > Self.readLimit ? body.prefix(Self.readLimit) : body
+        var start = body.count > Self.readLimit ? body.prefix(Self.readLimit) : body
+        // Not inside a UTF-8 character: text cut there would read as binary data.
+        while start.count < body.count, let next = body.dropFirst(start.count).first, next & 0xC0 == 0x80, start.count > Self.readLimit - 4 {
+            start = start.dropLast()
+        }
         guard var text = redactedText(start, contentType: contentType) else { return "(\(body.count) bytes of binary data)" }
         if text.count > limit || start.count < body.count { text = String(text.prefix(limit)) + "… (\(body.count) bytes)" }
         return text
@@ -264,6 +269,8 @@ extension Redaction {
     static func looksLikeForm(_ text: String) -> Bool {
         // `=` as a scalar (Foundation's `contains` missed one followed by a combining mark, and the body
         // was shown as plain text); the spaces as Characters, so a mark on one keeps the body a form.
+        // Quotes and braces are JSON's (a raw one in a form would be percent-encoded).
         !text.isEmpty && text.unicodeScalars.contains("=") && !text.contains(where: { $0 == " " || $0 == "\n" || $0 == "\r" })
+            && !text.unicodeScalars.contains(where: { $0 == "\"" || $0 == "{" || $0 == "}" })
     }
 }

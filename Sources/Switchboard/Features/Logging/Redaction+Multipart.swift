@@ -58,7 +58,9 @@ extension Redaction {
         if let name, isSecret(name) { return Self.placeholder }
         guard let text = String(data: content, encoding: .utf8) else { return "(\(content.count) bytes of binary data)" }
         if Self.holdsSecretValue(text) { return Self.placeholder }
-        return redactedText(content, contentType: nil) ?? "(\(content.count) bytes of binary data)"
+        // As text, never as a multipart body of its own (a hostile body must not nest without end).
+        if let json = try? JSON.parse(content) { return redact(json).description }
+        return redactedText(text)
     }
 
     /// The boundary of a body that starts as a multipart body does (`--boundary` CR LF, then a

@@ -72,7 +72,7 @@ extension Redaction {
         }
         // A form inside: only once decoded (a raw `=` in a value is just a character). Three levels
         // are read; a form nested deeper is taken as secret (each level costs a pass over the text).
-        guard decoded != value, decoded.unicodeScalars.contains("=") else { return false }
+        guard decoded != value || decoded.unicodeScalars.contains("?"), decoded.unicodeScalars.contains("=") else { return false }
         guard depth < 3 else { return true }
         let query = Self.queryPart(of: decoded)
         return redactForm(query, depth: depth + 1) != query

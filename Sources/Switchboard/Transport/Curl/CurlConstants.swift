@@ -33,6 +33,7 @@ enum CurlConstant {
     static let optProtocols: Int32 = 181  // deprecated in 7.85 for CURLOPT_PROTOCOLS_STR, which 7.68 lacks
     static let optTCPKeepAlive: Int32 = 213
     static let optPipeWait: Int32 = 237
+    static let optSuppressConnectHeaders: Int32 = 265
 
     // MARK: curl_multi_setopt options (CURLMoption)
 

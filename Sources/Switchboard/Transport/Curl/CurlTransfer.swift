@@ -104,6 +104,8 @@ final class CurlTransfer: @unchecked Sendable {
         _ = curl.setLong(easy, CurlConstant.optNoSignal, 1)
         _ = curl.setLong(easy, CurlConstant.optNoProgress, 1)
         _ = curl.setLong(easy, CurlConstant.optFollowLocation, 0)
+        // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
+        _ = curl.setLong(easy, CurlConstant.optSuppressConnectHeaders, 1)
         _ = curl.setLong(easy, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
         _ = curl.setLong(easy, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
         _ = curl.setLong(easy, CurlConstant.optTCPKeepAlive, 1)
@@ -275,7 +277,8 @@ final class CurlTransfer: @unchecked Sendable {
                 mode = .failed(.malformedResponse(reason: "a header line without a colon"))
                 return false
             }
-            // The name as sent: a space before the colon (or inside the name) breaks the syntax.
+            // The name as sent: white space inside it or before the colon breaks the syntax (RFC 9112
+            // §5.1; FoundationNetworking refuses it too, so both transports agree).
             let name = bytes[..<colon]
             guard ResponseFraming.isToken(name) else {
                 mode = .failed(.malformedResponse(reason: ResponseFraming.nameProblem(name)))
