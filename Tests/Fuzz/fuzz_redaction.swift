@@ -63,14 +63,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Whether a value could hold a secret inside it: `eyJ`, `://` or `@`, `{` or `[`, or a `=` once
-/// percent-decoded (as it is, or with `%XX` decoded).
+/// Whether a value could hold a secret inside it: `eyJ`, `://` or `@`, `{` or `[`, or a form inside
+/// (a `=` once percent-decoded, or after a `?` as in `next=/cb?token=…`). Read on scalars: a combining
+/// mark after `{` or `?` leaves the scalar there (found by fuzzing).
 func mayNest(_ value: String) -> Bool {
     let decoded = Redaction.leniently(decoding: value)
-    for text in [value, decoded] where text.contains("eyJ") || text.contains("://") || text.contains("@") || text.contains("{") || text.contains("[") {
-        return true
+    for text in [value, decoded] {
+        let scalars = Array(text.unicodeScalars)
+        let has = { (needle: String) -> Bool in
+            let pattern = Array(needle.unicodeScalars)
+            guard scalars.count >= pattern.count else { return false }
+            return (0...(scalars.count - pattern.count)).contains { Array(scalars[$0..<($0 + pattern.count)]) == pattern }
+        }
+        if has("eyJ") || has("://") || has("@") || has("{") || has("[") { return true }
     }
-    return decoded != value && decoded.contains("=")
+    let decodedScalars = decoded.unicodeScalars
+    return (decoded != value || decodedScalars.contains("?")) && decodedScalars.contains("=")
 }
 
 /// Whether `value` is a JSON Web Token, read independently of Redaction: `eyJ`, then 3 or 5
