@@ -21,8 +21,8 @@ final class ServerCore: Sendable {
         var connections: Set<Int32> = []
         var connectionThreads = 0
         var hits: [String: Int] = [:]
-        /// `/concurrent/:key`: requests in progress now, and the most at once, by key.
-        var concurrent: [String: (now: Int, peak: Int)] = [:]
+        /// `/concurrent/:key`: requests in progress now, the most at once, and how many arrived, by key.
+        var concurrent: [String: (now: Int, peak: Int, arrived: Int)] = [:]
         var totalRequests = 0
         var connectionsAccepted = 0
     }

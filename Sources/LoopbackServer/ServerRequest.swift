@@ -100,6 +100,19 @@ public struct ServerRequest: Sendable {
         Thread.sleep(forTimeInterval: seconds)
         return true
     }
+
+    /// Waits until `condition` holds (checked every 2 ms), waking early when the server stops: a
+    /// handler that answers once something else has happened (another request arrived, the client
+    /// did something), not after a guessed delay.
+    /// - Returns: `true` if `condition` came to hold, `false` if the server stopped or `timeout` passed.
+    @discardableResult
+    public func wait(timeout: TimeInterval = 60, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline, sleep(seconds: 0.002) else { return false }
+        }
+        return true
+    }
 }
 
 /// Decoding of `a=1&b=two+words` strings (query strings and form bodies).

@@ -12,17 +12,27 @@ extension LoopbackServer {
         route(nil, "/echo/*", StandardRoutes.echo)
         route(nil, "/status/:code", StandardRoutes.status)
         route(nil, "/delay/:ms", StandardRoutes.delay)
-        // Counts the requests in progress at once per key (see concurrencyPeak); `?ms=` holds each.
+        // Counts the requests in progress at once per key (see concurrencyPeak). `?ms=` holds each for
+        // that long; `?together=N&of=M` holds each until N of the key are in progress at once, or M
+        // (default N) have arrived in all (at most 20 s): a peak that doesn't depend on timing.
         route(nil, "/concurrent/:key") { [core] request in
             let key = request.pathParameters["key"] ?? ""
             let now = core.state.withLock { state -> Int in
-                var entry = state.concurrent[key] ?? (0, 0)
+                var entry = state.concurrent[key] ?? (0, 0, 0)
                 entry.now += 1
+                entry.arrived += 1
                 entry.peak = max(entry.peak, entry.now)
                 state.concurrent[key] = entry
                 return entry.now
             }
-            request.sleep(seconds: Double(min(max(0, request.intQuery("ms") ?? 100), 60_000)) / 1000)
+            if let together = request.intQuery("together") {
+                let all = request.intQuery("of") ?? together
+                request.wait(timeout: 20) {
+                    core.state.withLock { state in state.concurrent[key].map { $0.now >= together || $0.arrived >= all } ?? true }
+                }
+            } else {
+                request.sleep(seconds: Double(min(max(0, request.intQuery("ms") ?? 100), 60_000)) / 1000)
+            }
             core.state.withLock { $0.concurrent[key]?.now -= 1 }
             return .json(["key": key, "inProgress": now, "index": request.intQuery("i") ?? -1])
         }

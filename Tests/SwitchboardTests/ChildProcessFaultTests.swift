@@ -94,8 +94,7 @@ import Testing
         }
     }
 
-    @Test(arguments: cases.indices) func theLibcurlTransportSurvivesTheSameCasesInProcess(_ index: Int) async throws {
-        guard TransportUnderTest.network.contains(.curl) else { return }  // no libcurl here
+    @Test(TransportUnderTest.curlOnly, arguments: cases.indices) func theLibcurlTransportSurvivesTheSameCasesInProcess(_ index: Int) async throws {
         let (name, bytes) = Self.cases[index]
         try await withServer { server in
             server.route("GET", "/cut") { _ in ServerResponse(status: 200, body: .raw(Data(bytes.utf8))) }

@@ -53,7 +53,8 @@ import Testing
 
             // `swift run Demo --curl`: every scenario again, on the libcurl transport (after the run above:
             // both use the shared dispatcher).
-            guard TransportUnderTest.network.contains(.curl), let curl = try? TransportFactory.curlIfAvailable() else { return }
+            guard TransportUnderTest.curlOptOut == nil else { return }  // opted out, and said so (TransportUnderTest)
+            let curl = try TransportFactory.curlIfAvailable()
             DemoRunner.transport = curl
             defer { DemoRunner.transport = .urlSession }
             let onCurl = Transcript(echo: false)

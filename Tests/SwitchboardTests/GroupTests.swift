@@ -36,14 +36,29 @@ import Testing
         }
     }
 
+    /// A member the server holds until it stops (never answered).
+    struct Held: Request {
+        var tag = ""
+        var path: String { "/held?tag=\(tag)" }
+    }
+
+    /// Fail-fast with every member started: the 500 is answered only once both held members have
+    /// reached the server, so both are cancelled (not waited for), each with one terminal event.
     @Test func failFastCancelsTheOthersAtOnceAndNamesTheFailure() async throws {
         try await withServer { server in
+            let held = RequestGate()  // never opened
+            server.route(nil, "/held") { request in
+                held.pass(request)
+                return .status(200)
+            }
+            server.route(nil, "/fails-once-both-are-held") { request in
+                request.wait { held.arrived == 2 }
+                return .status(500)
+            }
             let client = makeClient(server)
-            let log = EventLog<Slow>()
-            client.addObserver(log, for: Slow.self, on: .immediate) { $0.record($1) }
-            let started = Date()
-            let batch = BatchRequest([Slow(ms: 60_000, tag: "a"), Get("/status/500"), Slow(ms: 60_000, tag: "b")], dispatcher: client)
-            var startedSlow = -1
+            let log = EventLog<Held>()
+            client.addObserver(log, for: Held.self, on: .immediate) { $0.record($1) }
+            let batch = BatchRequest([Held(tag: "a"), Get("/fails-once-both-are-held"), Held(tag: "b")], dispatcher: client)
             do throws(GroupError) {
                 _ = try await batch.run()
                 Issue.record("the batch should fail")
@@ -51,28 +66,59 @@ import Testing
                 #expect(error.failed?.index == 1)
                 #expect(error.failed?.request is Get)
                 #expect(error.error.statusCode == 500)
-                // The last member may never start: the 500 can end the batch while the batch is still
-                // launching it (it is then not sent at all, and its outcome is nil).
                 let outcomes = error.outcomes.map { $0.result == nil ? "never started" : $0.error?.isCancelled == true ? "cancelled" : "other" }
-                #expect(outcomes == ["cancelled", "other", "cancelled"] || outcomes == ["cancelled", "other", "never started"], "\(outcomes)")
-                startedSlow = outcomes.filter { $0 == "cancelled" }.count
+                #expect(outcomes == ["cancelled", "other", "cancelled"])
             }
-            #expect(Date().timeIntervalSince(started) < 40, "not waited for the 60 s members")
-            let expectedEnds = startedSlow
-            #expect(await eventually(timeout: 30) { log.events.filter(\.isTerminal).count == expectedEnds })
-            #expect(log.events.filter { if case .started = $0.kind { true } else { false } }.count == expectedEnds)
+            #expect(await eventually(timeout: 30) { log.events.filter(\.isTerminal).count == 2 })
+            #expect(log.events.filter { if case .started = $0.kind { true } else { false } }.count == 2)
             #expect(log.events.filter(\.isTerminal).allSatisfy { if case .cancelled = $0.kind { true } else { false } })
         }
     }
 
-    @Test func collectAllRunsEveryMemberAndReportsEachOutcome() async throws {
+    /// Fail-fast when the failure comes while a member has not started yet (two at a time): that
+    /// member is never sent, and its outcome is `nil`.
+    @Test func failFastNeverStartsAMemberNotYetLaunched() async throws {
         try await withServer { server in
-            let batch = BatchRequest([Get("/users/1"), Get("/status/500"), Slow(ms: 100), Get("/status/404")], failureMode: .collectAll, dispatcher: makeClient(server))
+            let held = RequestGate()
+            server.route(nil, "/held") { request in
+                held.pass(request)
+                return .status(200)
+            }
+            let client = makeClient(server)
+            let batch = BatchRequest([Held(tag: "a"), Get("/status/500"), Held(tag: "b")], maximumConcurrency: 2, dispatcher: client)
             do throws(GroupError) {
                 _ = try await batch.run()
                 Issue.record("the batch should fail")
             } catch {
-                #expect(error.failed?.index == 1 || error.failed?.index == 3)
+                #expect(error.failed?.index == 1)
+                let outcomes = error.outcomes.map { $0.result == nil ? "never started" : $0.error?.isCancelled == true ? "cancelled" : "other" }
+                #expect(outcomes == ["cancelled", "other", "never started"])
+            }
+            #expect(held.arrived <= 1, "the third member never reached the server")
+        }
+    }
+
+    /// Collect-all names the failure that came first in time: the other failing member is held at the
+    /// server until three members have ended (so the named one's failure was recorded first).
+    @Test(arguments: [1, 3]) func collectAllRunsEveryMemberAndReportsEachOutcome(failingFirst: Int) async throws {
+        try await withServer { server in
+            let late = RequestGate()
+            server.route(nil, "/late/:code") { request in
+                late.pass(request)
+                return .status(Int(request.pathParameters["code"] ?? "") ?? 599)
+            }
+            let members: [any Request] = [
+                Get("/users/1"), Get(failingFirst == 1 ? "/status/500" : "/late/500"), Slow(ms: 100), Get(failingFirst == 3 ? "/status/404" : "/late/404"),
+            ]
+            let batch = BatchRequest(members, failureMode: .collectAll, dispatcher: makeClient(server))
+            batch.addObserver(on: .immediate) { event in
+                if case .progress(let completed, _) = event, completed == 3 { late.open() }
+            }
+            do throws(GroupError) {
+                _ = try await batch.run()
+                Issue.record("the batch should fail")
+            } catch {
+                #expect(error.failed?.index == failingFirst)
                 #expect(error.outcomes.map { $0.response != nil } == [true, false, true, false])
                 #expect(error.outcomes.map { $0.error?.statusCode } == [nil, 500, nil, 404])
             }
@@ -83,7 +129,7 @@ import Testing
     @Test func theConcurrencyLimitHoldsAndProgressCountsUp() async throws {
         try await withServer { server in
             let client = makeClient(server)
-            let requests = (0..<6).map { Get("/concurrent/limited?ms=150&i=\($0)") }
+            let requests = (0..<6).map { Get("/concurrent/limited?together=2&of=6&i=\($0)") }
             let progress = Locked([Int]())
             let done = Locked<Result<[any AnyResponse], GroupError>?>(nil)
             let batch = BatchRequest(requests, maximumConcurrency: 2, dispatcher: client)
@@ -97,8 +143,8 @@ import Testing
             #expect((try? done.withLock { $0 }?.get())?.map { $0.json["index"].int } == [0, 1, 2, 3, 4, 5])
             #expect(progress.withLock { $0 } == [1, 2, 3, 4, 5, 6])
 
-            _ = try await BatchRequest((0..<4).map { Get("/concurrent/free?ms=300&i=\($0)") }, dispatcher: client).run()
-            #expect(server.concurrencyPeak("free") > 2, "without a limit they run together")
+            _ = try await BatchRequest((0..<4).map { Get("/concurrent/free?together=4&i=\($0)") }, dispatcher: client).run()
+            #expect(server.concurrencyPeak("free") == 4, "without a limit they run together")
         }
     }
 
@@ -280,8 +326,8 @@ import Testing
         try await withServer { server in
             let graph = RequestGraph(dispatcher: makeClient(server))
             graph.add("top", Get("/users/1"))
-            graph.add("left", dependsOn: ["top"]) { done in Get("/concurrent/diamond?ms=200&i=\(done["top"]?.json["user"]["id"].string ?? "?")") }
-            graph.add("right", dependsOn: ["top"], Get("/concurrent/diamond?ms=200&i=2"))
+            graph.add("left", dependsOn: ["top"]) { done in Get("/concurrent/diamond?together=2&i=\(done["top"]?.json["user"]["id"].string ?? "?")") }
+            graph.add("right", dependsOn: ["top"], Get("/concurrent/diamond?together=2&i=2"))
             graph.add("bottom", dependsOn: ["left", "right"]) { done in
                 Get("/users/\((done["left"]?.json["index"].int ?? 0) + (done["right"]?.json["index"].int ?? 0))")
             }

@@ -51,8 +51,7 @@ import Testing
         }
     }
 
-    @Test func onLibcurlTheFloodArrivesWholeAndHoldsUpNoOtherSendsDeadline() async throws {
-        guard TransportUnderTest.network.contains(.curl) else { return }  // no libcurl here
+    @Test(TransportUnderTest.curlOnly) func onLibcurlTheFloodArrivesWholeAndHoldsUpNoOtherSendsDeadline() async throws {
         try await withServer { server in
             Self.install(on: server)
             let client = makeClient(server) { $0.transport = .curl }

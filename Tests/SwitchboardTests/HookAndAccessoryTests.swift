@@ -11,12 +11,18 @@ import Testing
 final class OrderRecorder: RequestAccessory, ResponseHook {
     let steps = Box<[String]>([])
     let key: DispatchSpecificKey<String>?
+    /// A log shared with other recorders, where each step is written as `name:step`.
+    let shared: (log: Box<[String]>, name: String)?
 
-    init(key: DispatchSpecificKey<String>? = nil) { self.key = key }
+    init(key: DispatchSpecificKey<String>? = nil, sharing log: Box<[String]>? = nil, as name: String = "") {
+        self.key = key
+        self.shared = log.map { ($0, name) }
+    }
 
     private func record(_ step: String) {
         let queue = key.flatMap { DispatchQueue.getSpecific(key: $0) }.map { "@" + $0 } ?? ""
         steps.mutate { $0.append(step + queue) }
+        if let shared { shared.log.mutate { $0.append(shared.name + ":" + step) } }
     }
 
     func willStart(_ request: any Request) { record("willStart") }
@@ -114,13 +120,14 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
 
     @Test func perRequestAccessoriesRunAfterTheConfigurations() async throws {
         try await withServer { server in
-            let global = OrderRecorder(), local = OrderRecorder()
+            let log = Box<[String]>([])
+            let global = OrderRecorder(sharing: log, as: "global"), local = OrderRecorder(sharing: log, as: "local")
             let client = makeClient(server) { $0.monitors = [global] }
             _ = try await client.response(for: Get("/echo").with(\.pipeline.monitors, [local]))
             // didStop follows the completion that resumed this task, on the callback queue: wait for it.
-            #expect(await eventually { global.steps.value.count == 3 && local.steps.value.count == 3 })
-            #expect(global.steps.value == ["willStart", "willStop", "didStop"])
-            #expect(local.steps.value == ["willStart", "willStop", "didStop"])
+            #expect(await eventually { log.value.count == 6 })
+            // At each step the configuration's accessory runs first, then the request's own.
+            #expect(log.value == ["global:willStart", "local:willStart", "global:willStop", "local:willStop", "global:didStop", "local:didStop"])
         }
     }
 }

@@ -178,7 +178,12 @@ struct CustomWithCredentials: Request {
         let a = Dispatcher().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         let b = Dispatcher().addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
         #expect(a != b)
-        #expect(a == a)
+        // Two registrations on one dispatcher differ too; equal tokens hash alike (a set holds each once).
+        let dispatcher = Dispatcher()
+        let c = dispatcher.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        let d = dispatcher.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
+        #expect(c != d)
+        #expect(Set([a, b, c, d, a, c]).count == 4)
     }
 
     @Test func anAdapterSettingAnInvalidHeaderNameIsRejected() async throws {

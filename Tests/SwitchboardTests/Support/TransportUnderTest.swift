@@ -18,41 +18,73 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
     /// `CurlTransport` (libcurl's multi interface) over real sockets, where libcurl loads (Linux).
     case curl
 
-    /// Every kind usable here (the libcurl transport only where libcurl loads). Under a sanitizer the
-    /// whole suite leaves the libcurl transport out: its loop threads, on top of the servers of the
-    /// suites that run twice, ran the thread sanitizer out of thread slots (stop-the-world resets of
-    /// 30-40 s). Its suites pass under TSan on their own:
-    /// `swift test --sanitize=thread --filter "Transport|FaultSuite|CurlTransport"` with `SWITCHBOARD_SANITIZE_CURL=1`.
-    static var allCases: [TransportUnderTest] {
-        let sanitized = (runsUnderThreadSanitizer || runsUnderAddressSanitizer) && ProcessInfo.processInfo.environment["SWITCHBOARD_SANITIZE_CURL"] == nil
-        return sanitized || (try? TransportFactory.curlIfAvailable()) == nil ? [.urlSession, .stub] : [.urlSession, .stub, .curl]
-    }
+    /// Every kind, the libcurl transport included: on this project's machines libcurl is always there,
+    /// so a `.curl` case that can't load it fails (``make(_:configuration:)``), never quietly runs on
+    /// URLSession. `SWITCHBOARD_SKIP_CURL=<reason>` leaves it out, visibly: the reason is printed once.
+    /// The sanitizer stages run it too (`.ci/run` sets `SWITCHBOARD_SANITIZE_CURL=1`); without that
+    /// variable a sanitized run leaves it out and says so, as an opt-out.
+    static var allCases: [TransportUnderTest] { curlOptOut == nil ? [.urlSession, .stub, .curl] : [.urlSession, .stub] }
 
     /// The kinds that use sockets: what the fault suite, idle timeouts and content decoding need.
     static var network: [TransportUnderTest] { allCases.filter { $0 != .stub } }
 
+    /// Why the `.curl` cases are left out of this run, or `nil` when they run (printed once when set).
+    static let curlOptOut: String? = {
+        let environment = ProcessInfo.processInfo.environment
+        var reason: String?
+        #if !canImport(Glibc)
+        reason = "the libcurl transport is built for Linux only"
+        #endif
+        if let given = environment["SWITCHBOARD_SKIP_CURL"] {
+            reason = "SWITCHBOARD_SKIP_CURL=\(given)"
+        } else if (runsUnderThreadSanitizer || runsUnderAddressSanitizer) && environment["SWITCHBOARD_SANITIZE_CURL"] == nil {
+            reason = "a sanitized run without SWITCHBOARD_SANITIZE_CURL=1"
+        }
+        if let reason { print("⚠︎ the libcurl transport's test cases are SKIPPED: \(reason)") }
+        return reason
+    }()
+
+    /// The trait of a test of the libcurl transport alone: it runs wherever the `.curl` cases run and is
+    /// skipped, visibly and with the reason, where they are opted out.
+    static let curlOnly = ConditionTrait.enabled(
+        if: curlOptOut == nil, "the libcurl transport's cases are opted out (SWITCHBOARD_SKIP_CURL, or a sanitized run without SWITCHBOARD_SANITIZE_CURL=1)")
+
     var testDescription: String { rawValue }
 
-    /// A transport of this kind that reaches `servers` (by port).
+    /// A transport of this kind that reaches `servers` (by port). A `.curl` kind whose libcurl doesn't
+    /// load records a test failure (and answers through a transport that fails every send).
     func make(_ servers: [LoopbackServer], configuration: Configuration = Configuration()) -> any Transport {
         switch self {
-        case .urlSession: URLSessionTransport(configuration: configuration)
-        case .stub: Self.inProcess(servers)
+        case .urlSession: return URLSessionTransport(configuration: configuration)
+        case .stub: return Self.inProcess(servers)
         case .curl:
             #if canImport(Glibc)
-            // Only listed where libcurl loads.
-            (try? CurlTransport(configuration: configuration)) ?? URLSessionTransport(configuration: configuration)
+            do {
+                return try CurlTransport(configuration: configuration)
+            } catch {
+                Issue.record("the libcurl transport did not load: \(error)")
+            }
             #else
-            URLSessionTransport(configuration: configuration)
+            Issue.record("the libcurl transport is built for Linux only")
             #endif
+            return Self.failing
         }
     }
 
-    /// The factory for a dispatcher's configuration (the network kinds).
+    /// A transport that fails every send: what a `.curl` case gets when libcurl doesn't load, after
+    /// the failure is recorded.
+    private static var failing: StubTransport {
+        StubTransport(failing: { _ in .failure(.transport(URLError(.cannotLoadFromNetwork))) })
+    }
+
+    /// The factory for a dispatcher's configuration. Only the network kinds have one: the stub's
+    /// answers come from servers, so a stub case builds its transport with ``make(_:configuration:)``
+    /// (a `.stub` here is a mistake in the test, and traps).
     var factory: TransportFactory {
         switch self {
-        case .urlSession, .stub: .urlSession
-        case .curl: .curl
+        case .urlSession: return .urlSession
+        case .curl: return .curl  // fails every send, with libcurl's load error, where it doesn't load
+        case .stub: preconditionFailure("a stub case takes its transport from make(_:), with the servers it answers for")
         }
     }
 
