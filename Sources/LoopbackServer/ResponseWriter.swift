@@ -30,10 +30,15 @@ enum ResponseWriter {
             _ = SocketIO.sendAll(fd, Array(bytes))
             return .close
 
-        case let .rawDrip(pieces, interval):
+        case let .rawDrip(pieces, interval), let .rawDripHeld(pieces, interval):
             for (index, piece) in pieces.enumerated() {
                 if index > 0 && interval > 0 && !stopSignal.sleep(interval) { return .close }
                 guard SocketIO.sendAll(fd, Array(piece)) else { return .close }
+            }
+            if case .rawDripHeld = response.body {
+                while stopSignal.sleep(0.05) {
+                    if SocketIO.peerClosed(fd) { break }
+                }
             }
             return .close
 

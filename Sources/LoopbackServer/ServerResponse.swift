@@ -31,6 +31,9 @@ public struct ServerResponse: Sendable {
         /// Sends `pieces` exactly as given, waiting `interval` seconds between them, then closes: a
         /// response dripped byte by byte, headers included.
         case rawDrip([Data], interval: TimeInterval)
+        /// Sends `pieces` as ``rawDrip(_:interval:)`` does, then holds the connection open as
+        /// ``rawHeld(_:)`` does: a server that goes silent mid-body.
+        case rawDripHeld([Data], interval: TimeInterval)
         /// Resets the connection (TCP RST) without sending anything.
         case reset
         /// `length` bytes with `Content-Length`, made piece by piece as they are sent (never all in

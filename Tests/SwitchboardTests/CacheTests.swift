@@ -26,8 +26,10 @@ import Testing
         deinit { try? FileManager.default.removeItem(at: folder) }
     }
 
-    static func client(_ server: LoopbackServer, _ cache: ResponseCache, appVersion: String = "1.0", _ configure: (inout Configuration) -> Void = { _ in }) -> Dispatcher {
-        makeClient(server) {
+    static func client(
+        _ server: LoopbackServer, on kind: TransportUnderTest, _ cache: ResponseCache, appVersion: String = "1.0", _ configure: (inout Configuration) -> Void = { _ in }
+    ) -> Dispatcher {
+        makeClient(server, on: kind) {
             $0.cache = cache
             $0.appVersion = appVersion
             configure(&$0)
@@ -36,10 +38,10 @@ import Testing
 
     static func count<R: Request>(_ response: Response<R>?) -> Int? { response?.json["count"].int }
 
-    @Test func aFreshEntryAnswersWithoutTheNetworkUntilItExpires() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFreshEntryAnswersWithoutTheNetworkUntilItExpires(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache())
+            let client = Self.client(server, on: kind, scratch.cache())
             let request = Counter(key: "fresh", policy: CachePolicy(timeToLive: 60))
             let first = try await client.response(for: request)
             let second = try await client.response(for: request)
@@ -55,13 +57,13 @@ import Testing
         }
     }
 
-    @Test(arguments: ["version", "sensitive data", "app version"])
-    func anEntryStoredForAnotherVersionSensitiveDataOrAppVersionIsNotUsed(_ reason: String) async throws {
+    @Test(arguments: ["version", "sensitive data", "app version"], TransportUnderTest.network)
+    func anEntryStoredForAnotherVersionSensitiveDataOrAppVersionIsNotUsed(_ reason: String, _ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache()
             let before = Counter(key: "k", policy: CachePolicy(timeToLive: 60, version: 1, sensitiveData: "user-1"))
-            _ = try await Self.client(server, cache).response(for: before)
+            _ = try await Self.client(server, on: kind, cache).response(for: before)
             var after = before
             var appVersion = "1.0"
             switch reason {
@@ -69,15 +71,15 @@ import Testing
             case "sensitive data": after.policy?.sensitiveData = "user-2"
             default: appVersion = "2.0"
             }
-            let response = try await Self.client(server, cache, appVersion: appVersion).response(for: after)
+            let response = try await Self.client(server, on: kind, cache, appVersion: appVersion).response(for: after)
             #expect(Self.count(response) == 2 && response.source == .network, "\(reason)")
         }
     }
 
-    @Test func cachedThenLoadDeliversTheStoredResponseThenTheFreshOne() async throws {
+    @Test(arguments: TransportUnderTest.network) func cachedThenLoadDeliversTheStoredResponseThenTheFreshOne(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache())
+            let client = Self.client(server, on: kind, scratch.cache())
             let request = Counter(key: "both", policy: CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
             _ = try await client.response(for: request)
             let log = EventLog<Counter>()
@@ -96,11 +98,11 @@ import Testing
         }
     }
 
-    @Test func networkElseCacheAnswersFromTheCacheWhenTheServerIsGoneMarkedStale() async throws {
+    @Test(arguments: TransportUnderTest.network) func networkElseCacheAnswersFromTheCacheWhenTheServerIsGoneMarkedStale(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         let server = try LoopbackServer.standard()
         let cache = scratch.cache()
-        let client = Self.client(server, cache)
+        let client = Self.client(server, on: kind, cache)
         let request = Counter(key: "offline", policy: CachePolicy(timeToLive: 60, mode: .networkElseCache))
         let online = try await client.response(for: request)
         #expect(online.source == .network)
@@ -112,10 +114,10 @@ import Testing
         #expect(error?.isTransport == true, "\(String(describing: error))")
     }
 
-    @Test func ignoringTheCacheStillStoresAndCachedResponseReadsWithoutSending() async throws {
+    @Test(arguments: TransportUnderTest.network) func ignoringTheCacheStillStoresAndCachedResponseReadsWithoutSending(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache())
+            let client = Self.client(server, on: kind, scratch.cache())
             let request = Counter(key: "ignore", policy: CachePolicy(timeToLive: 60))
             #expect(client.cachedResponse(for: request) == nil)
             _ = try await client.response(for: request)
@@ -130,24 +132,24 @@ import Testing
         }
     }
 
-    @Test func theKeyCoversTheBaseURLTheFiltersAndTheParametersButNotVolatileOnes() async throws {
+    @Test(arguments: TransportUnderTest.network) func theKeyCoversTheBaseURLTheFiltersAndTheParametersButNotVolatileOnes(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { one in
             try await withServer { two in
                 let cache = scratch.cache()
                 let request = Counter(key: "shared", policy: CachePolicy(timeToLive: 60, volatileParameters: ["ts"]))
-                _ = try await Self.client(one, cache).response(for: request)
-                let other = try await Self.client(two, cache).response(for: request)
+                _ = try await Self.client(one, on: kind, cache).response(for: request)
+                let other = try await Self.client(two, on: kind, cache).response(for: request)
                 #expect(other.source == .network, "another base URL, another environment: another entry")
-                let filtered = try await Self.client(one, cache) { $0.urlFilters = [URLArgumentsFilter(["env": "staging"])] }.response(for: request)
+                let filtered = try await Self.client(one, on: kind, cache) { $0.urlFilters = [URLArgumentsFilter(["env": "staging"])] }.response(for: request)
                 #expect(filtered.source == .network, "a URL filter changes the key")
                 var timestamped = request
                 timestamped.query = "?ts=1"
-                _ = try await Self.client(one, cache).response(for: timestamped)
+                _ = try await Self.client(one, on: kind, cache).response(for: timestamped)
                 timestamped.query = "?ts=2"
-                #expect(try await Self.client(one, cache).response(for: timestamped).source == .cache, "a volatile parameter is left out")
+                #expect(try await Self.client(one, on: kind, cache).response(for: timestamped).source == .cache, "a volatile parameter is left out")
                 timestamped.query = "?ts=2&page=2"
-                #expect(try await Self.client(one, cache).response(for: timestamped).source == .network)
+                #expect(try await Self.client(one, on: kind, cache).response(for: timestamped).source == .network)
             }
         }
     }
@@ -157,10 +159,10 @@ import Testing
         var cachePolicy: CachePolicy? { CachePolicy(timeToLive: 0) }
     }
 
-    @Test func aStaleEntryIsRevalidatedAndA304AnswersWithTheStoredBody() async throws {
+    @Test(arguments: TransportUnderTest.network) func aStaleEntryIsRevalidatedAndA304AnswersWithTheStoredBody(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache())
+            let client = Self.client(server, on: kind, scratch.cache())
             let first = try await client.response(for: Tagged())
             let second = try await client.response(for: Tagged())
             #expect(first.source == .network && second.source == .revalidated)
@@ -169,10 +171,10 @@ import Testing
         }
     }
 
-    @Test func noStoreIsNeverStoredAndCredentialsOnlyWhenAllowed() async throws {
+    @Test(arguments: TransportUnderTest.network) func noStoreIsNeverStoredAndCredentialsOnlyWhenAllowed(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache())
+            let client = Self.client(server, on: kind, scratch.cache())
             let noStore = Counter(key: "nostore", policy: CachePolicy(timeToLive: 60), query: "?nostore=1")
             _ = try await client.response(for: noStore)
             #expect(try await client.response(for: noStore).source == .network)
@@ -187,12 +189,12 @@ import Testing
 
     // MARK: The store
 
-    @Test func aCorruptTruncatedOrForeignFileIsAMissDeletedAndLogged() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCorruptTruncatedOrForeignFileIsAMissDeletedAndLogged(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache()
             let requests = ["corrupt", "truncated", "foreign"].map { Counter(key: $0, policy: CachePolicy(timeToLive: 60)) }
-            for request in requests { _ = try await Self.client(server, cache).response(for: request) }
+            for request in requests { _ = try await Self.client(server, on: kind, cache).response(for: request) }
             cache.flush()
             let files = try FileManager.default.contentsOfDirectory(atPath: scratch.folder.path).filter { $0.hasSuffix(".cache") }.sorted()
             #expect(files.count == 3)
@@ -208,7 +210,7 @@ import Testing
 
             let fresh = scratch.cache()  // nothing in memory: every read goes to disk
             for request in requests {
-                let response = try await Self.client(server, fresh).response(for: request)
+                let response = try await Self.client(server, on: kind, fresh).response(for: request)
                 #expect(response.source == .network && Self.count(response) == 2, "\(request.key)")
             }
             #expect(scratch.log.filter { $0.contains("not a usable entry") }.count == 3, "\(scratch.log)")
@@ -220,30 +222,30 @@ import Testing
         }
     }
 
-    @Test func concurrentWritersOfOneKeyLeaveOneWholeEntry() async throws {
+    @Test(arguments: TransportUnderTest.network) func concurrentWritersOfOneKeyLeaveOneWholeEntry(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache()
-            let client = Self.client(server, cache) { $0.coalescesDuplicates = false }  // sixteen writers, not one
+            let client = Self.client(server, on: kind, cache) { $0.coalescesDuplicates = false }  // sixteen writers, not one
             let request = Counter(key: "race", policy: CachePolicy(timeToLive: 60, ignoresCache: true))
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<16 { group.addTask { _ = try? await client.response(for: request) } }
             }
             cache.flush()
-            let reread = try #require(Self.client(server, scratch.cache()).cachedResponse(for: Counter(key: "race", policy: CachePolicy(timeToLive: 60))))
+            let reread = try #require(Self.client(server, on: kind, scratch.cache()).cachedResponse(for: Counter(key: "race", policy: CachePolicy(timeToLive: 60))))
             #expect((1...16).contains(Self.count(reread) ?? 0))
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.folder.path).filter { $0.hasPrefix(".") }.isEmpty, "no temporary file left")
         }
     }
 
-    @Test func anUnwritableDirectoryLeavesTheCacheInMemoryWithAWarning() async throws {
+    @Test(arguments: TransportUnderTest.network) func anUnwritableDirectoryLeavesTheCacheInMemoryWithAWarning(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try FileManager.default.createDirectory(at: scratch.folder, withIntermediateDirectories: true)
         let blocker = scratch.folder.appendingPathComponent("a-file")
         try Data("x".utf8).write(to: blocker)
         try await withServer { server in
             let cache = scratch.cache(directory: blocker.appendingPathComponent("cache"))  // a folder under a file
-            let client = Self.client(server, cache)
+            let client = Self.client(server, on: kind, cache)
             let request = Counter(key: "memory", policy: CachePolicy(timeToLive: 60))
             _ = try await client.response(for: request)
             #expect(try await client.response(for: request).source == .cache)
@@ -252,10 +254,10 @@ import Testing
         }
     }
 
-    @Test func theLeastRecentlyUsedEntryGoesFirst() async throws {
+    @Test(arguments: TransportUnderTest.network) func theLeastRecentlyUsedEntryGoesFirst(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
-            let client = Self.client(server, scratch.cache(memoryCountLimit: 2, inMemory: true))
+            let client = Self.client(server, on: kind, scratch.cache(memoryCountLimit: 2, inMemory: true))
             let (a, b, c) = ["a", "b", "c"].map { Counter(key: "lru-\($0)", policy: CachePolicy(timeToLive: 60)) }.splat
             _ = try await client.response(for: a)
             _ = try await client.response(for: b)
@@ -266,11 +268,11 @@ import Testing
         }
     }
 
-    @Test func theDiskLimitEvictsTheOldestFilesAndManagementWorks() async throws {
+    @Test(arguments: TransportUnderTest.network) func theDiskLimitEvictsTheOldestFilesAndManagementWorks(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in
             let cache = scratch.cache(diskByteLimit: 1_000)
-            let client = Self.client(server, cache)
+            let client = Self.client(server, on: kind, cache)
             for index in 0..<6 { _ = try await client.response(for: Counter(key: "disk-\(index)", policy: CachePolicy(timeToLive: 0.3))) }
             cache.flush()
             #expect(cache.totalSize <= 1_000 && cache.totalSize > 0)

@@ -9,9 +9,9 @@ private final class Screen: Sendable {}
 
 /// Cancelling by owner, by request type and all at once; the list of running sends.
 @Suite(timeLimit(minutes: 2)) struct CancellationScopeTests {
-    @Test func aSendIsCancelledWhenItsOwnerIsDeallocated() async throws {
+    @Test(arguments: TransportUnderTest.network) func aSendIsCancelledWhenItsOwnerIsDeallocated(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Get>()
             recorder.observe(client)
             var screen: Screen? = Screen()
@@ -31,9 +31,9 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test func anOwnerThatStaysLetsItsSendFinish() async throws {
+    @Test(arguments: TransportUnderTest.network) func anOwnerThatStaysLetsItsSendFinish(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let screen = Screen()
             let result = await withCheckedContinuation { continuation in
                 client.send(Get("/delay/200"), owner: screen) { continuation.resume(returning: $0) }
@@ -43,9 +43,9 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test func cancelOwnerCancelsOnlyThatOwnersSends() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelOwnerCancelsOnlyThatOwnersSends(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Get>()
             recorder.observe(client)
             let mine = Screen(), theirs = Screen()
@@ -64,9 +64,9 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test func cancelAllOfATypeLeavesOtherTypesRunning() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelAllOfATypeLeavesOtherTypesRunning(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let gets = RecordingObserver<Get>()
             gets.observe(client)
             let echoes = RecordingObserver<Echo>()
@@ -82,9 +82,9 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test func runningRequestsListTypeURLStartAndProgress() async throws {
+    @Test(arguments: TransportUnderTest.network) func runningRequestsListTypeURLStartAndProgress(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let before = Date()
             let slow = client.send(Get("/drip?chunks=600&interval=100&size=100"))  // a minute: still running when checked
             let other = client.send(Echo(path: "/delay/60000"))

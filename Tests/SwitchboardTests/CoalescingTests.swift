@@ -26,9 +26,9 @@ struct Shared: Request {
 
 /// Identical requests in flight at once make one transfer; each send keeps its own events.
 @Suite(timeLimit(minutes: 2)) struct CoalescingTests {
-    @Test func hundredConcurrentIdenticalGetsMakeOneServerHitAndHundredTerminalEvents() async throws {
+    @Test(arguments: TransportUnderTest.network) func hundredConcurrentIdenticalGetsMakeOneServerHitAndHundredTerminalEvents(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
             let results = Box([UInt64: Result<Response<Shared>, NetworkError>]())
@@ -58,9 +58,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func cancellingOneOfTwoCoalescedSendsLeavesTheOtherToFinish() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingOneOfTwoCoalescedSendsLeavesTheOtherToFinish(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
             let first = client.send(Shared("/concurrent/pair?ms=500"))
@@ -75,9 +75,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func aSendJoiningAfterTheFirstLeftSharesTheTransferWithTheRest() async throws {
+    @Test(arguments: TransportUnderTest.network) func aSendJoiningAfterTheFirstLeftSharesTheTransferWithTheRest(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
             let first = client.send(Shared("/concurrent/relay?ms=4000"))
@@ -97,9 +97,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func cancellingEveryCoalescedSendCancelsTheTransferAndTheNextSendStartsAnew() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingEveryCoalescedSendCancelsTheTransferAndTheNextSendStartsAnew(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
             let handles = (0..<3).map { _ in client.send(Shared("/concurrent/all?ms=60000")) }  // held until cancelled, however loaded the machine
@@ -114,9 +114,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func requestsThatDifferInAnythingAreNotMerged() async throws {
+    @Test(arguments: TransportUnderTest.network) func requestsThatDifferInAnythingAreNotMerged(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             var withHeader = Shared("/concurrent/differ?ms=400")
             withHeader.headers = ["X-Variant": "b"]
             var otherQuery = Shared("/concurrent/differ?ms=400")
@@ -139,9 +139,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func optedInIdenticalPostsAreMergedAndOptedOutGetsAreNot() async throws {
+    @Test(arguments: TransportUnderTest.network) func optedInIdenticalPostsAreMergedAndOptedOutGetsAreNot(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             var post = Shared("/concurrent/optin?ms=2000")
             post.method = .post
             post.parameters = ["a": 1]
@@ -158,9 +158,9 @@ struct Shared: Request {
         }
     }
 
-    @Test func theConfigurationTurnsCoalescingOff() async throws {
+    @Test(arguments: TransportUnderTest.network) func theConfigurationTurnsCoalescingOff(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.coalescesDuplicates = false }
+            let client = makeClient(server, on: kind) { $0.coalescesDuplicates = false }
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<4 { group.addTask { _ = await client.result(Shared("/concurrent/off?ms=300")) } }
             }
@@ -168,17 +168,17 @@ struct Shared: Request {
         }
     }
 
-    @Test func sendsThatDoNotOverlapEachMakeATransfer() async throws {
+    @Test(arguments: TransportUnderTest.network) func sendsThatDoNotOverlapEachMakeATransfer(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             for _ in 0..<3 { _ = await client.result(Shared("/counter/sequential")) }
             #expect(server.hits("/counter/sequential") == 3)
         }
     }
 
-    @Test func aCoalescedSendKeepsItsOwnDeadline() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCoalescedSendKeepsItsOwnDeadline(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
             var short = Shared("/concurrent/deadline?ms=4000")
@@ -207,9 +207,9 @@ struct Shared: Request {
         #expect((2...3).contains(stub.recorded(of: Shared.self).count))
     }
 
-    @Test func everyCoalescedSendGetsProgress() async throws {
+    @Test(arguments: TransportUnderTest.network) func everyCoalescedSendGetsProgress(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let seen = Box([UInt64: Int64]())
             var request = Shared("/drip?chunks=4&interval=100&size=1000")
             request.reportsProgress = true
@@ -228,9 +228,9 @@ struct Shared: Request {
     /// A cancel that lands while one of the send's progress events is being delivered is delivered
     /// after it: a second observer never hears progress after `cancelled`. (The cancel used to be
     /// delivered from a global queue at once, while the first observer still held the progress event.)
-    @Test func aCoalescedSendCancelledDuringItsProgressHearsNoProgressAfterCancelled() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCoalescedSendCancelledDuringItsProgressHearsNoProgressAfterCancelled(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             var request = Shared("/drip?chunks=4&interval=100&size=1000")
             request.reportsProgress = true
             let first = client.send(request) { _ in }

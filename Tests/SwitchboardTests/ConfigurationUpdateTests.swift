@@ -21,9 +21,9 @@ import Testing
         #expect(client.configuration.timeout == 120)
     }
 
-    @Test func anUpdateMaySendAndUpdateAgainFromInsideItsClosure() async throws {
+    @Test(arguments: TransportUnderTest.network) func anUpdateMaySendAndUpdateAgainFromInsideItsClosure(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let done = await runDetached(timeout: 5) {
                 client.updateConfiguration { configuration in
                     configuration.defaultHeaders["X-Outer"] = "1"
@@ -50,9 +50,9 @@ import Testing
         #expect(client.configuration.defaultHeaders.count == writers * each)
     }
 
-    @Test func transportSettingsChangedAfterTheFirstSendApply() async throws {
+    @Test(arguments: TransportUnderTest.network) func transportSettingsChangedAfterTheFirstSendApply(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             _ = try await client.response(for: Get("/set-cookie"))
             let before = try await client.response(for: Echo())
             #expect(before.json["headers"]["Cookie"] == "session=abc")
@@ -134,7 +134,7 @@ import Testing
         }
     }
 
-    @Test func eachSendUsesTheConfigurationAsItWasWhenSent() async throws {
+    @Test(arguments: TransportUnderTest.network) func eachSendUsesTheConfigurationAsItWasWhenSent(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let seen = Box<[String]>([])
             server.route(nil, "/slow-echo") { request in
@@ -142,7 +142,7 @@ import Testing
                 seen.mutate { $0.append(request.header("X-Version") ?? "-") }
                 return .json(["ok": true])
             }
-            let client = makeClient(server) { $0.defaultHeaders = ["X-Version": "1"] }
+            let client = makeClient(server, on: kind) { $0.defaultHeaders = ["X-Version": "1"] }
             async let first = client.response(for: Get("/slow-echo"))
             try await Task.sleep(nanoseconds: 50_000_000)
             client.updateConfiguration { $0.defaultHeaders = ["X-Version": "2"] }

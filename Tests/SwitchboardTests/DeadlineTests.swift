@@ -98,10 +98,10 @@ final class SilentTransport: Transport {
     /// The soak that would have caught the send that never ended: many short deadlines against a
     /// server that never answers, mixed with successes and cancels, at concurrency 64. 600 sends in
     /// the suite; `SWITCHBOARD_SOAK_SENDS=100000 swift test --filter soak` for the long run.
-    @Test func soakEverySendEndsOnceWithinItsDeadline() async throws {
+    @Test(arguments: TransportUnderTest.network) func soakEverySendEndsOnceWithinItsDeadline(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
-            let client = makeClient(server) { $0.maximumConnectionsPerHost = 64 }
+            let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 64 }
             let total = ProcessInfo.processInfo.environment["SWITCHBOARD_SOAK_SENDS"].flatMap(Int.init) ?? (runsUnderThreadSanitizer ? 150 : 600)
             let terminals = Box<[UInt64: Int]>([:])
             let lateness = Box<[Double]>([])
@@ -161,9 +161,9 @@ final class SilentTransport: Transport {
         #expect(await eventually(timeout: 10) { weakTransport.isEmpty })
     }
 
-    @Test func noProgressFollowsATimeout() async throws {
+    @Test(arguments: TransportUnderTest.network) func noProgressFollowsATimeout(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let request = Get("/drip?chunks=3000&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true).with(\.timeout, 0.4)

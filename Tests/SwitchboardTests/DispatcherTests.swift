@@ -7,9 +7,9 @@ import Testing
 @testable import Switchboard
 
 @Suite(timeLimit(minutes: 1)) struct DispatcherTests {
-    @Test func cancelDeliversCancelledOnceToObserversAndClosure() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelDeliversCancelledOnceToObserversAndClosure(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let listener = Listener()
             client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
             let results = Box<[Bool]>([])
@@ -26,9 +26,9 @@ import Testing
         }
     }
 
-    @Test func cancellingASlowRequestStopsItPromptly() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingASlowRequestStopsItPromptly(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let handle = client.send(Get("/delay/60000"))
             #expect(await eventually(timeout: 30) { server.hits("/delay/60000") == 1 })
             let cancelledAt = Date()
@@ -38,9 +38,9 @@ import Testing
         }
     }
 
-    @Test func cancelAllCancelsEverySendInFlight() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelAllCancelsEverySendInFlight(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let outcomes = Box<[String]>([])
             for _ in 0..<5 {
                 client.send(Get("/delay/60000")) { result in
@@ -55,10 +55,10 @@ import Testing
         }
     }
 
-    @Test func releasingADispatcherCancelsItsSendsOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func releasingADispatcherCancelsItsSendsOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let outcomes = Box<[String]>([])
-            var client: Dispatcher? = makeClient(server)
+            var client: Dispatcher? = makeClient(server, on: kind)
             weak let released = client
             for n in 0..<3 {
                 client?.send(Get("/delay/60000?n=\(n)")) { result in  // three transfers, not one shared
@@ -79,9 +79,9 @@ import Testing
         }
     }
 
-    @Test func cancellingTheSwiftTaskCancelsTheSendWithATypedError() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingTheSwiftTaskCancelsTheSendWithATypedError(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let task = Task { () async throws(NetworkError) -> Response<Get> in
                 try await client.response(for: Get("/delay/60000"))
             }
@@ -92,9 +92,9 @@ import Testing
         }
     }
 
-    @Test func tasksCancelledAsTheySendEachEndOnceWithCancelledAfterStarted() async throws {
+    @Test(arguments: TransportUnderTest.network) func tasksCancelledAsTheySendEachEndOnceWithCancelledAfterStarted(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             // Cancels that land before the send, while it is made, and while it runs.
@@ -125,9 +125,9 @@ import Testing
         }
     }
 
-    @Test func alreadyCancelledTaskNeverReachesTheServer() async throws {
+    @Test(arguments: TransportUnderTest.network) func alreadyCancelledTaskNeverReachesTheServer(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let task = Task { () async throws(NetworkError) -> Response<Get> in
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await client.response(for: Get("/echo/never"))
@@ -137,9 +137,9 @@ import Testing
         }
     }
 
-    @Test func exactlyOneTerminalEventPerSendUnderLoadWithCancellationsRacing() async throws {
+    @Test(arguments: TransportUnderTest.network) func exactlyOneTerminalEventPerSendUnderLoadWithCancellationsRacing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.maximumConnectionsPerHost = 8 }
+            let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 8 }
             let listener = Listener()
             client.addObserver(listener, for: Ping.self, on: .immediate) { $0.heard($1) }
             let completions = Box(0)
@@ -163,9 +163,9 @@ import Testing
         }
     }
 
-    @Test func sendWithoutObserversOrClosureStillCompletes() async throws {
+    @Test(arguments: TransportUnderTest.network) func sendWithoutObserversOrClosureStillCompletes(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let handle = client.send(Get("/echo"))
             #expect(await eventually { handle.isFinished })
             #expect(server.hits("/echo") == 1)

@@ -10,9 +10,9 @@ import Testing
 /// Events a user can act on: which send they belong to, how many attempts a failure took, the
 /// documented order in every race, and content types as browsers read them.
 @Suite(timeLimit(minutes: 1)) struct EventIdentityTests {
-    @Test func everyEventAndResponseCarriesItsSendsID() async throws {
+    @Test(arguments: TransportUnderTest.network) func everyEventAndResponseCarriesItsSendsID(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = EventLog<Ping>()
             client.addObserver(recorder, for: Ping.self, on: .immediate) { $0.record($1) }
             let handles = Box<[RequestHandle]>([])
@@ -44,9 +44,9 @@ import Testing
         }
     }
 
-    @Test func aFailureSaysHowManyAttemptsItTook() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFailureSaysHowManyAttemptsItTook(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0) }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, jitter: 0) }
             let recorder = EventLog<Get>()
             client.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
             _ = await client.result(Get("/status/503"))
@@ -60,9 +60,9 @@ import Testing
         }
     }
 
-    @Test func cancelAllRacingASendsStartStillDeliversStartedFirstAndOneTerminalEvent() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelAllRacingASendsStartStillDeliversStartedFirstAndOneTerminalEvent(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let recorder = EventLog<Get>()
             client.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
             let rounds = runsUnderThreadSanitizer ? 100 : 300
@@ -93,13 +93,13 @@ import Testing
         }
     }
 
-    @Test func aCancelBeforeStartedIsPostedWaitsForStarted() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCancelBeforeStartedIsPostedWaitsForStarted(_ kind: TransportUnderTest) async throws {
         // Deterministic: the send is held in an accessory's willStart (before `started` is posted)
         // while cancelAll runs.
         try await withServer { server in
             let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
             let holding = HoldingAccessory(entered: entered, release: release)
-            let client = makeClient(server) { $0.monitors = [holding] }
+            let client = makeClient(server, on: kind) { $0.monitors = [holding] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             onOwnThread { client.send(Get("/echo")) }  // held in willStart: not on a global queue
@@ -117,13 +117,13 @@ import Testing
         }
     }
 
-    @Test func ofTwoContentTypeLinesTheLastCounts() async throws {
+    @Test(arguments: TransportUnderTest.network) func ofTwoContentTypeLinesTheLastCounts(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/two-types/:order") { request in
                 let types = request.pathParameters["order"] == "json-last" ? ["text/plain", "application/json"] : ["application/json", "text/plain"]
                 return ServerResponse(status: 200, headers: types.map { ("Content-Type", $0) }, body: .data(Data(#"{"ok":true}"#.utf8)))
             }
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let accepted = try await client.response(for: Get("/two-types/json-last"))
             #expect(accepted.json["ok"] == true)
             let refused = await client.result(Get("/two-types/text-last")).failure

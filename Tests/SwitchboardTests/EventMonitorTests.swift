@@ -48,10 +48,10 @@ final class CallRecorder: EventMonitor {
 
 /// One protocol follows a send through its life; logging and accessories are monitors like any other.
 @Suite(timeLimit(minutes: 1)) struct EventMonitorTests {
-    @Test func aSuccessfulSendIsFollowedStepByStepWithOneContext() async throws {
+    @Test(arguments: TransportUnderTest.network) func aSuccessfulSendIsFollowedStepByStepWithOneContext(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let monitor = CallRecorder()
-            let client = makeClient(server) { $0.monitors = [monitor] }
+            let client = makeClient(server, on: kind) { $0.monitors = [monitor] }
             let response = try await client.response(for: Get("/echo").with(\.headers, ["X-Trace": "1"]))
             // didDeliver comes after the send's own completion, which resumed this task: wait for it.
             #expect(await eventually { monitor.calls.value.last == "didDeliver" })
@@ -62,10 +62,10 @@ final class CallRecorder: EventMonitor {
         }
     }
 
-    @Test func retriesAreReportedPerAttempt() async throws {
+    @Test(arguments: TransportUnderTest.network) func retriesAreReportedPerAttempt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let monitor = CallRecorder()
-            let client = makeClient(server) { $0.monitors = [monitor] }
+            let client = makeClient(server, on: kind) { $0.monitors = [monitor] }
             let request = Get("/flaky/monitor-\(UUID().uuidString)?failures=1")
                 .with(\.pipeline.retryPolicy, RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, jitter: 0))
             _ = try await client.response(for: request)
@@ -77,22 +77,22 @@ final class CallRecorder: EventMonitor {
         }
     }
 
-    @Test func cancelledAndUnbuildableSendsStillStartFinishAndDeliver() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelledAndUnbuildableSendsStillStartFinishAndDeliver(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let cancelled = CallRecorder()
-            let handle = makeClient(server) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
+            let handle = makeClient(server, on: kind) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
             #expect(await eventually { cancelled.calls.value.contains("adapt1") })
             handle.cancel()
             #expect(await eventually { cancelled.calls.value.last == "didDeliver" })
             #expect(cancelled.calls.value == ["start", "adapt1", "finish:cancelled", "willDeliver", "didDeliver"])
 
             let invalid = CallRecorder()
-            _ = await makeClient(server) { $0.monitors = [invalid] }.result(Get("/echo").with(\.headers, ["Bad\nName": "x"]))
+            _ = await makeClient(server, on: kind) { $0.monitors = [invalid] }.result(Get("/echo").with(\.headers, ["Bad\nName": "x"]))
             #expect(invalid.calls.value == ["start", "finish:error", "willDeliver", "didDeliver"])
         }
     }
 
-    @Test func theConfigurationsMonitorsComeFirstThenTheRequests() async throws {
+    @Test(arguments: TransportUnderTest.network) func theConfigurationsMonitorsComeFirstThenTheRequests(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let shared = CallRecorder()
             let order = Box<[String]>([])
@@ -101,14 +101,14 @@ final class CallRecorder: EventMonitor {
                 let order: Box<[String]>
                 func requestDidStart(_ send: SendContext) { order.mutate { $0.append(tag) } }
             }
-            let client = makeClient(server) { $0.monitors = [Tagging(tag: "configuration", order: order), shared] }
+            let client = makeClient(server, on: kind) { $0.monitors = [Tagging(tag: "configuration", order: order), shared] }
             _ = try await client.response(for: Get("/echo").with(\.pipeline.monitors, [Tagging(tag: "request", order: order)]))
             #expect(order.value == ["configuration", "request"])
             #expect(shared.calls.value.first == "start")
         }
     }
 
-    @Test func deliveryCallsRunOnTheCallbackQueueAroundObservers() async throws {
+    @Test(arguments: TransportUnderTest.network) func deliveryCallsRunOnTheCallbackQueueAroundObservers(_ kind: TransportUnderTest) async throws {
         let key = DispatchSpecificKey<Bool>()
         let queue = DispatchQueue(label: "monitor-callbacks")
         queue.setSpecific(key: key, value: true)
@@ -124,7 +124,7 @@ final class CallRecorder: EventMonitor {
                     steps.mutate { $0.append("did:" + (DispatchQueue.getSpecific(key: key) == true ? "cb" : "other")) }
                 }
             }
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.callbackQueue = .queue(queue); $0.monitors = [QueueCheck(key: key, steps: steps)]
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -138,7 +138,7 @@ final class CallRecorder: EventMonitor {
         }
     }
 
-    @Test func loggingIsAMonitorThatRunsBeforeTheConfiguredOnes() async throws {
+    @Test(arguments: TransportUnderTest.network) func loggingIsAMonitorThatRunsBeforeTheConfiguredOnes(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let logger = CapturingLogger()
             let order = Box<[String]>([])
@@ -149,7 +149,7 @@ final class CallRecorder: EventMonitor {
                     order.mutate { $0.append("monitor saw \(logger.records.value.count) lines") }
                 }
             }
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.logMode = .debug; $0.logger = logger; $0.monitors = [AfterLog(logger: logger, order: order)]
             }
             _ = try await client.response(for: Get("/echo"))

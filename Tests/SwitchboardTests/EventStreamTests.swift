@@ -85,9 +85,9 @@ import Testing
         #expect(live == [true])  // without replay, only what happens after subscribing
     }
 
-    @Test func aReplayedProgressEventKeepsItsValueAndAttempt() async throws {
+    @Test(arguments: TransportUnderTest.network) func aReplayedProgressEventKeepsItsValueAndAttempt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             // One chunk, then twenty seconds' wait: the send runs while the streams subscribe, however
             // loaded the machine, and no live progress event can stand in for the replayed one.
             let request = Get("/drip?chunks=2&interval=20000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
@@ -107,7 +107,7 @@ import Testing
         }
     }
 
-    @Test func aReplayedCachedEventCarriesTheStoredResponse() async throws {
+    @Test(arguments: TransportUnderTest.network) func aReplayedCachedEventCarriesTheStoredResponse(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             // Answers the first request at once and every later one after 5 s.
             let answered = Box(0)
@@ -119,7 +119,7 @@ import Testing
                 if count > 1 { request.sleep(seconds: 5) }
                 return .json(["key": "replayed", "count": count])
             }
-            let client = makeClient(server) { $0.cache = ResponseCache(directory: nil) }
+            let client = makeClient(server, on: kind) { $0.cache = ResponseCache(directory: nil) }
             let request = Get("/replayed").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
             _ = try await client.response(for: request)  // stored
             let second = client.send(request)  // `cached` at once, then the network, 5 s later

@@ -12,9 +12,9 @@ import Testing
         var path: String { "/delay/\(ms)?tag=\(tag)" }
     }
 
-    @Test func responsesComeBackInTheOrderGivenWhateverOrderTheyFinish() async throws {
+    @Test(arguments: TransportUnderTest.network) func responsesComeBackInTheOrderGivenWhateverOrderTheyFinish(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let batch = BatchRequest([Slow(ms: 300), Get("/users/7"), Slow(ms: 10), Get("/status/204").with(\.responseFormat, .data)], dispatcher: client)
             let responses = try await batch.run()
             #expect(responses.count == 4)
@@ -26,9 +26,9 @@ import Testing
         }
     }
 
-    @Test func theTypedFormReturnsATupleWithoutCasting() async throws {
+    @Test(arguments: TransportUnderTest.network) func theTypedFormReturnsATupleWithoutCasting(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let (slow, user, status) = try await makeClient(server).batch(Slow(ms: 50), Get("/users/42"), Get("/status/200"))
+            let (slow, user, status) = try await makeClient(server, on: kind).batch(Slow(ms: 50), Get("/users/42"), Get("/status/200"))
             let delayed: Int? = slow.json["delayed"].int  // Response<Slow>, no cast
             #expect(delayed == 50)
             #expect(user.request.path == "/users/42" && user.json["user"]["id"] == "42")
@@ -44,7 +44,7 @@ import Testing
 
     /// Fail-fast with every member started: the 500 is answered only once both held members have
     /// reached the server, so both are cancelled (not waited for), each with one terminal event.
-    @Test func failFastCancelsTheOthersAtOnceAndNamesTheFailure() async throws {
+    @Test(arguments: TransportUnderTest.network) func failFastCancelsTheOthersAtOnceAndNamesTheFailure(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let held = RequestGate()  // never opened
             server.route(nil, "/held") { request in
@@ -55,7 +55,7 @@ import Testing
                 request.wait { held.arrived == 2 }
                 return .status(500)
             }
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let log = EventLog<Held>()
             client.addObserver(log, for: Held.self, on: .immediate) { $0.record($1) }
             let batch = BatchRequest([Held(tag: "a"), Get("/fails-once-both-are-held"), Held(tag: "b")], dispatcher: client)
@@ -77,14 +77,14 @@ import Testing
 
     /// Fail-fast when the failure comes while a member has not started yet (two at a time): that
     /// member is never sent, and its outcome is `nil`.
-    @Test func failFastNeverStartsAMemberNotYetLaunched() async throws {
+    @Test(arguments: TransportUnderTest.network) func failFastNeverStartsAMemberNotYetLaunched(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let held = RequestGate()
             server.route(nil, "/held") { request in
                 held.pass(request)
                 return .status(200)
             }
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let batch = BatchRequest([Held(tag: "a"), Get("/status/500"), Held(tag: "b")], maximumConcurrency: 2, dispatcher: client)
             do throws(GroupError) {
                 _ = try await batch.run()
@@ -126,9 +126,9 @@ import Testing
         }
     }
 
-    @Test func theConcurrencyLimitHoldsAndProgressCountsUp() async throws {
+    @Test(arguments: TransportUnderTest.network) func theConcurrencyLimitHoldsAndProgressCountsUp(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let requests = (0..<6).map { Get("/concurrent/limited?together=2&of=6&i=\($0)") }
             let progress = Locked([Int]())
             let done = Locked<Result<[any AnyResponse], GroupError>?>(nil)
@@ -148,9 +148,9 @@ import Testing
         }
     }
 
-    @Test func aBatchStartsOnceAndStopCancelsItsMembers() async throws {
+    @Test(arguments: TransportUnderTest.network) func aBatchStartsOnceAndStopCancelsItsMembers(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let batch = BatchRequest([Get("/users/1")], dispatcher: client)
             _ = try await batch.run()
             await #expect(throws: GroupError.self) { _ = try await batch.run() }
@@ -189,9 +189,9 @@ import Testing
         func didStop(_ group: any RequestGroup, error: GroupError?) { calls.withLock { $0.append("didStop") } }
     }
 
-    @Test func theDelegateAndAccessoriesHearTheEndOnTheMainActor() async throws {
+    @Test(arguments: TransportUnderTest.network) func theDelegateAndAccessoriesHearTheEndOnTheMainActor(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.callbackQueue = .main }
+            let client = makeClient(server, on: kind) { $0.callbackQueue = .main }
             let delegate = await MainActor.run { Delegate() }
             let spinner = Spinner()
             let batch = BatchRequest([Get("/users/1"), Get("/users/2")], dispatcher: client)
@@ -215,9 +215,9 @@ import Testing
         var all: Bool { batch == nil && chain == nil && graph == nil }
     }
 
-    @Test func aFinishedGroupIsReleased() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFinishedGroupIsReleased(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             var gone = Gone()
             do {
                 let strongBatch = BatchRequest([Get("/users/1"), Get("/status/500")], dispatcher: client)
@@ -238,10 +238,10 @@ import Testing
         }
     }
 
-    @Test func aGroupStartedWithoutAReferenceRunsToItsEnd() async throws {
+    @Test(arguments: TransportUnderTest.network) func aGroupStartedWithoutAReferenceRunsToItsEnd(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let done = Locked(false)
-            BatchRequest([Slow(ms: 200)], dispatcher: makeClient(server)).start(success: { _ in done.withLock { $0 = true } })
+            BatchRequest([Slow(ms: 200)], dispatcher: makeClient(server, on: kind)).start(success: { _ in done.withLock { $0 = true } })
             #expect(await eventually(timeout: 30) { done.withLock { $0 } })
         }
     }
@@ -259,9 +259,9 @@ import Testing
         var path: String { "/users/\(id)" }
     }
 
-    @Test func eachCallbackRunsBeforeTheNextRequestAndMayAddIt() async throws {
+    @Test(arguments: TransportUnderTest.network) func eachCallbackRunsBeforeTheNextRequestAndMayAddIt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let chain = ChainRequest(dispatcher: client)
             let steps = Locked([String]())
             chain.add(Register()) { chain, response in
@@ -279,9 +279,9 @@ import Testing
         }
     }
 
-    @Test func aFailureEndsTheChainWithTheFailedRequestAndTheRestNeverRun() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFailureEndsTheChainWithTheFailedRequestAndTheRestNeverRun(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let chain = ChainRequest(dispatcher: makeClient(server))
+            let chain = ChainRequest(dispatcher: makeClient(server, on: kind))
             let delegate = BatchTests.Delegate()
             await MainActor.run { chain.delegate = delegate }
             chain.add(Get("/users/1"))
@@ -299,9 +299,9 @@ import Testing
         }
     }
 
-    @Test func stopCancelsTheCurrentRequestAndNoCallbackRunsAfter() async throws {
+    @Test(arguments: TransportUnderTest.network) func stopCancelsTheCurrentRequestAndNoCallbackRunsAfter(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let chain = ChainRequest(dispatcher: client)
             let callbacks = Locked(0)
             chain.add(Get("/delay/60000")) { chain, _ in
@@ -322,9 +322,9 @@ import Testing
 }
 
 @Suite(timeLimit(minutes: 1)) struct RequestGraphTests {
-    @Test func aDiamondRunsInDependencyOrderWithTheMiddleInParallel() async throws {
+    @Test(arguments: TransportUnderTest.network) func aDiamondRunsInDependencyOrderWithTheMiddleInParallel(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let graph = RequestGraph(dispatcher: makeClient(server))
+            let graph = RequestGraph(dispatcher: makeClient(server, on: kind))
             graph.add("top", Get("/users/1"))
             graph.add("left", dependsOn: ["top"]) { done in Get("/concurrent/diamond?together=2&i=\(done["top"]?.json["user"]["id"].string ?? "?")") }
             graph.add("right", dependsOn: ["top"], Get("/concurrent/diamond?together=2&i=2"))
@@ -338,9 +338,9 @@ import Testing
         }
     }
 
-    @Test func aCycleOrAMissingDependencyFailsBeforeAnythingIsSent() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCycleOrAMissingDependencyFailsBeforeAnythingIsSent(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let cyclic = RequestGraph(dispatcher: client)
             cyclic.add("a", dependsOn: ["c"], Get("/users/1"))
             cyclic.add("b", dependsOn: ["a"], Get("/users/2"))
@@ -364,9 +364,9 @@ import Testing
         }
     }
 
-    @Test func aFailedNodeCancelsItsDependentsAndIndependentNodesStillRun() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFailedNodeCancelsItsDependentsAndIndependentNodesStillRun(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let graph = RequestGraph(maximumConcurrency: 2, dispatcher: makeClient(server))
+            let graph = RequestGraph(maximumConcurrency: 2, dispatcher: makeClient(server, on: kind))
             graph.add("root", Get("/users/1"))
             graph.add("broken", dependsOn: ["root"], Get("/status/500"))
             graph.add("child", dependsOn: ["broken"], Get("/users/2"))
@@ -387,10 +387,10 @@ import Testing
         }
     }
 
-    @Test func aNodeWhoseRequestCannotBeBuiltFailsAsInvalid() async throws {
+    @Test(arguments: TransportUnderTest.network) func aNodeWhoseRequestCannotBeBuiltFailsAsInvalid(_ kind: TransportUnderTest) async throws {
         struct Missing: Error {}
         try await withServer { server in
-            let graph = RequestGraph(dispatcher: makeClient(server))
+            let graph = RequestGraph(dispatcher: makeClient(server, on: kind))
             graph.add("a", Get("/users/1"))
             graph.add("b", dependsOn: ["a"]) { _ -> Get in throw Missing() }
             do throws(GroupError) { _ = try await graph.run(); Issue.record("b can't be built") } catch {
@@ -403,9 +403,9 @@ import Testing
 /// The review's cases: a stop before the start, a cancelled task, a node added late, what an ended
 /// group lets go of.
 @Suite(timeLimit(minutes: 1)) struct GroupEdgeTests {
-    @Test func aGroupStoppedBeforeItStartsOrRunFromACancelledTaskSendsNothing() async throws {
+    @Test(arguments: TransportUnderTest.network) func aGroupStoppedBeforeItStartsOrRunFromACancelledTaskSendsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let batch = BatchRequest([Get("/users/1")], dispatcher: client)
             batch.stop()
             do throws(GroupError) { _ = try await batch.run(); Issue.record("a stopped batch can't succeed") } catch { #expect(error.isCancelled) }
@@ -426,12 +426,12 @@ import Testing
         }
     }
 
-    @Test func aNodeAddedAfterTheStartFailsTheGraph() async throws {
+    @Test(arguments: TransportUnderTest.network) func aNodeAddedAfterTheStartFailsTheGraph(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let file = LargeResource(length: 1 << 20)
             file.hold(atOffset: 0)  // node "a" runs until released, however loaded the machine
             server.serve(file, at: "/files/held.bin")
-            let graph = RequestGraph(dispatcher: makeClient(server) { $0.idleTimeout = 120 })  // held, not idle
+            let graph = RequestGraph(dispatcher: makeClient(server, on: kind) { $0.idleTimeout = 120 })  // held, not idle
             graph.add("a", Get("/files/held.bin").with(\.responseFormat, .data))
             let ended = Locked<Result<GraphResults, GroupError>?>(nil)
             graph.start { result in ended.withLock { $0 = result } }  // from this thread, not a child task
@@ -447,9 +447,9 @@ import Testing
 
     final class Screen: Sendable {}
 
-    @Test func anEndedGroupLetsGoOfItsObserversAndCallbacks() async throws {
+    @Test(arguments: TransportUnderTest.network) func anEndedGroupLetsGoOfItsObserversAndCallbacks(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             weak var screen: Screen?
             let chain = ChainRequest(dispatcher: client)
             do {

@@ -33,9 +33,9 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
 }
 
 @Suite(timeLimit(minutes: 1)) struct HookAndAccessoryTests {
-    @Test func bodyLevelErrorCodeBecomesATypedFailureKeepingCodeAndMessage() async throws {
+    @Test(arguments: TransportUnderTest.network) func bodyLevelErrorCodeBecomesATypedFailureKeepingCodeAndMessage(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }
+            let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }
             let error = await client.result(Get("/body-error")).failure
             let api = error?.apiError
             #expect(api?.intCode == 3)
@@ -49,15 +49,15 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
         }
     }
 
-    @Test func aRequestCanOptOutOfTheConfigurationsHooks() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRequestCanOptOutOfTheConfigurationsHooks(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.responseHooks = [APIErrorCodeHook()] }
+            let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }
             let response = try await client.response(for: Get("/body-error").with(\.pipeline.usesConfigurationResponseHooks, false))
             #expect(response.json["errorCode"] == 3)
         }
     }
 
-    @Test func failureHooksMapErrorsInOrder() async throws {
+    @Test(arguments: TransportUnderTest.network) func failureHooksMapErrorsInOrder(_ kind: TransportUnderTest) async throws {
         struct SessionExpired: ResponseHook {
             func didFail(_ error: NetworkError, for request: any Request) -> NetworkError {
                 error.statusCode == 401 ? .invalidRequest(reason: "log in again") : error
@@ -70,19 +70,19 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
             }
         }
         try await withServer { server in
-            let client = makeClient(server) { $0.responseHooks = [SessionExpired()] }
+            let client = makeClient(server, on: kind) { $0.responseHooks = [SessionExpired()] }
             let error = await client.result(Get("/unauthorized-no-challenge").with(\.pipeline.responseHooks, [Suffix()])).failure
             #expect(error?.invalidReason == "log in again (mapped)")
         }
     }
 
-    @Test func orderIsHookWillStopObserversClosureDidStopOnTheCallbackQueue() async throws {
+    @Test(arguments: TransportUnderTest.network) func orderIsHookWillStopObserversClosureDidStopOnTheCallbackQueue(_ kind: TransportUnderTest) async throws {
         let key = DispatchSpecificKey<String>()
         let queue = DispatchQueue(label: "callbacks")
         queue.setSpecific(key: key, value: "cb")
         try await withServer { server in
             let recorder = OrderRecorder(key: key)
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.callbackQueue = .queue(queue)
                 $0.monitors = [recorder]
                 $0.responseHooks = [recorder]
@@ -103,26 +103,26 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
         }
     }
 
-    @Test func accessoriesSeeFailuresAndCancellationsToo() async throws {
+    @Test(arguments: TransportUnderTest.network) func accessoriesSeeFailuresAndCancellationsToo(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let recorder = OrderRecorder()
-            let client = makeClient(server) { $0.monitors = [recorder] }
+            let client = makeClient(server, on: kind) { $0.monitors = [recorder] }
             _ = await client.result(Get("/status/500"))
             #expect(await eventually { recorder.steps.value.count == 3 })
             #expect(recorder.steps.value == ["willStart", "willStop", "didStop(error)"])
             let cancelled = OrderRecorder()
-            let handle = makeClient(server) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
+            let handle = makeClient(server, on: kind) { $0.monitors = [cancelled] }.send(Get("/delay/60000"))
             handle.cancel()
             #expect(await eventually { cancelled.steps.value.count == 3 })
             #expect(cancelled.steps.value == ["willStart", "willStop", "didStop(error)"])
         }
     }
 
-    @Test func perRequestAccessoriesRunAfterTheConfigurations() async throws {
+    @Test(arguments: TransportUnderTest.network) func perRequestAccessoriesRunAfterTheConfigurations(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let log = Box<[String]>([])
             let global = OrderRecorder(sharing: log, as: "global"), local = OrderRecorder(sharing: log, as: "local")
-            let client = makeClient(server) { $0.monitors = [global] }
+            let client = makeClient(server, on: kind) { $0.monitors = [global] }
             _ = try await client.response(for: Get("/echo").with(\.pipeline.monitors, [local]))
             // didStop follows the completion that resumed this task, on the callback queue: wait for it.
             #expect(await eventually { log.value.count == 6 })

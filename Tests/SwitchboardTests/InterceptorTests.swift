@@ -20,7 +20,7 @@ import Testing
         }
     }
 
-    @Test func concurrent401sShareOneRefreshAndEachRequestIsRetriedOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func concurrent401sShareOneRefreshAndEachRequestIsRetriedOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let valid = Box("T1"), seen = Box<[String]>([]), refreshes = Box(0)
             Self.installSecure(on: server, valid: valid, seen: seen)
@@ -30,7 +30,7 @@ import Testing
                 return "T1"
             }
             // Five transfers (not one shared by five identical sends): each must see the 401 itself.
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.interceptors = [auth]; $0.coalescesDuplicates = false
             }
             let responses = try await withThrowingTaskGroup(of: Response<Get>.self) { group in
@@ -48,12 +48,12 @@ import Testing
     /// A regression: the refresh's token was set by the send that started it, once it resumed; a send
     /// that joined the refresh could resume first and retry with the token just replaced (a second 401,
     /// so a failure). The demo hit it once in about a hundred runs. Now the refresh sets the token itself.
-    @Test func aSendThatJoinedTheRefreshRetriesWithTheNewToken() async throws {
+    @Test(arguments: TransportUnderTest.network) func aSendThatJoinedTheRefreshRetriesWithTheNewToken(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let valid = Box("T1"), seen = Box<[String]>([])
             Self.installSecure(on: server, valid: valid, seen: seen)
             // Six transfers, so six sends meet the 401 and the refresh (shared, they would meet it once).
-            let client = makeClient(server) { $0.coalescesDuplicates = false }
+            let client = makeClient(server, on: kind) { $0.coalescesDuplicates = false }
             var failures: [String] = []
             // Under the thread sanitizer 20 rounds (50 took over a minute in CI); the race showed about once
             // in a hundred rounds, so the 200 of the plain run are where it is looked for.
@@ -75,32 +75,32 @@ import Testing
         }
     }
 
-    @Test func withoutATokenTheFirstRequestFetchesOne() async throws {
+    @Test(arguments: TransportUnderTest.network) func withoutATokenTheFirstRequestFetchesOne(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let valid = Box("fresh"), seen = Box<[String]>([]), refreshes = Box(0)
             Self.installSecure(on: server, valid: valid, seen: seen)
             let auth = AuthenticationInterceptor {
                 refreshes.mutate { $0 += 1 }; return "fresh"
             }
-            let response = try await makeClient(server) { $0.interceptors = [auth] }.response(for: Get("/secure"))
+            let response = try await makeClient(server, on: kind) { $0.interceptors = [auth] }.response(for: Get("/secure"))
             #expect(response.attempts == 1)
             #expect(refreshes.value == 1)
         }
     }
 
-    @Test func aRefusedNewTokenOrAFailedRefreshEndsWithThe401() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRefusedNewTokenOrAFailedRefreshEndsWithThe401(_ kind: TransportUnderTest) async throws {
         struct LoggedOut: Error {}
         try await withServer { server in
             let valid = Box("never"), seen = Box<[String]>([])
             Self.installSecure(on: server, valid: valid, seen: seen)
             // The new token is refused too: one retry, then the 401; no loop.
             let refused = AuthenticationInterceptor(token: "T0") { "T1" }
-            let first = await makeClient(server) { $0.interceptors = [refused] }.result(Get("/secure")).failure
+            let first = await makeClient(server, on: kind) { $0.interceptors = [refused] }.result(Get("/secure")).failure
             #expect(first?.statusCode == 401)
             #expect(seen.value == ["Bearer T0", "Bearer T1"])
             // The refresh throws: the 401 stands, after one attempt.
             let failing = AuthenticationInterceptor(token: "T0") { throw LoggedOut() }
-            let client = makeClient(server) { $0.interceptors = [failing] }
+            let client = makeClient(server, on: kind) { $0.interceptors = [failing] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let second = await client.result(Get("/secure")).failure
@@ -127,9 +127,9 @@ import Testing
         }
     }
 
-    @Test func aCancelOrADeadlineWhileAnInterceptorSuspendsEndsTheSend() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCancelOrADeadlineWhileAnInterceptorSuspendsEndsTheSend(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.interceptors = [Suspending(release: Box(false))] }
+            let client = makeClient(server, on: kind) { $0.interceptors = [Suspending(release: Box(false))] }
             let result = Box<Result<Response<Get>, NetworkError>?>(nil)
             let handle = client.send(Get("/echo")) { value in result.mutate { $0 = value } }
             try await Task.sleep(nanoseconds: 50_000_000)
@@ -145,9 +145,9 @@ import Testing
         }
     }
 
-    @Test func aRetrierDecidesBeforeThePolicy() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRetrierDecidesBeforeThePolicy(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.interceptors = [Suspending(release: Box(true))] }
+            let client = makeClient(server, on: kind) { $0.interceptors = [Suspending(release: Box(true))] }
             let response = await client.result(Get("/status/503"))
             #expect(response.failure?.statusCode == 503)
             #expect(server.hits("/status/503") == 3, "retried twice by the interceptor, though the policy is .none")
@@ -189,9 +189,9 @@ import Testing
         }
     }
 
-    @Test func aCancelWhileInterceptorsDecideEndsTheSendAtOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCancelWhileInterceptorsDecideEndsTheSendAtOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.interceptors = [Stubborn()] }
+            let client = makeClient(server, on: kind) { $0.interceptors = [Stubborn()] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let handle = client.send(Get("/status/503").with(\.timeout, 300))
@@ -204,9 +204,9 @@ import Testing
         }
     }
 
-    @Test func aCancelBeforeAnyTransferReportsNoAttempts() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCancelBeforeAnyTransferReportsNoAttempts(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.interceptors = [InterceptorTests.Suspending(release: Box(false))] }
+            let client = makeClient(server, on: kind) { $0.interceptors = [InterceptorTests.Suspending(release: Box(false))] }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let handle = client.send(Get("/echo"))
@@ -217,7 +217,7 @@ import Testing
         }
     }
 
-    @Test func aRefreshThatHangsEndsWithThe401AfterItsTimeout() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRefreshThatHangsEndsWithThe401AfterItsTimeout(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let valid = Box("T1"), seen = Box<[String]>([])
             InterceptorTests.installSecure(on: server, valid: valid, seen: seen)
@@ -226,7 +226,7 @@ import Testing
                 return "T1"
             }
             let started = Date()
-            let error = await makeClient(server) { $0.interceptors = [auth] }.result(Get("/secure")).failure
+            let error = await makeClient(server, on: kind) { $0.interceptors = [auth] }.result(Get("/secure")).failure
             #expect(error?.statusCode == 401)
             #expect(Date().timeIntervalSince(started) < 45 * timeScale)  // the refresh timeout ended it, not the hour
         }

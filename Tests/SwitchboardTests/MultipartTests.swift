@@ -29,19 +29,19 @@ import Testing
 
     /// A quote followed by a combining mark (one Character with it) is escaped like any quote: it does
     /// not end the name and add a file name of its own (found by fuzzing).
-    @Test func aQuoteBeforeACombiningMarkStaysInsideItsName() async throws {
+    @Test(arguments: TransportUnderTest.network) func aQuoteBeforeACombiningMarkStaysInsideItsName(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             var form = MultipartFormData()
             form.append(Data("1".utf8), name: "a\"\u{301}; filename=\"evil.php", fileName: "f\"\u{6DB}.txt")
             form.append("2", name: "b\"\u{301}")
-            let parts = Self.parts(try await makeClient(server).response(for: Upload(form: form)))
+            let parts = Self.parts(try await makeClient(server, on: kind).response(for: Upload(form: form)))
             #expect(parts.map { $0["name"].string } == ["a%22\u{301}; filename=%22evil.php", "b%22\u{301}"])
             #expect(parts.first?["filename"] == "f%22\u{6DB}.txt")
             #expect(parts.last?["value"] == "2" && parts.last?["filename"].isNull == true)
         }
     }
 
-    @Test func threeFilesAndTwoFieldsArriveByteExact() async throws {
+    @Test(arguments: TransportUnderTest.network) func threeFilesAndTwoFieldsArriveByteExact(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let directory = try Self.scratch()
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -56,7 +56,7 @@ import Testing
             form.append(fileAt: textFile, name: "notes")
             form.append(streamOfLength: Int64(streamed.count), name: "blob", fileName: "blob.bin") { InputStream(data: streamed) }
 
-            let response = try await makeClient(server).response(for: Upload(form: form))
+            let response = try await makeClient(server, on: kind).response(for: Upload(form: form))
             let parts = Self.parts(response)
             #expect(response.json["complete"] == true)
             #expect(parts.map { $0["name"].string } == ["title", "note", "photo", "notes", "blob"])
@@ -83,12 +83,12 @@ import Testing
         }
     }
 
-    @Test func parametersBecomeFieldsBeforeThePartsWithBracketNames() async throws {
+    @Test(arguments: TransportUnderTest.network) func parametersBecomeFieldsBeforeThePartsWithBracketNames(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             var form = MultipartFormData()
             form.append(Self.png, name: "image", fileName: "i.png")
             let request = Upload(form: form, parameters: ["user": ["name": "ada", "id": 7], "tags": ["a", "b"]])
-            let response = try await makeClient(server).response(for: request)
+            let response = try await makeClient(server, on: kind).response(for: request)
             let parts = Self.parts(response)
             #expect(parts.map { $0["name"].string ?? "" } == ["tags[]", "tags[]", "user[id]", "user[name]", "image"])
             #expect(parts.prefix(4).map { $0["value"].string ?? "" } == ["a", "b", "7", "ada"])
@@ -97,7 +97,7 @@ import Testing
             var query = request
             query.path = "/echo"
             query.parameterEncoding = .query
-            let echoed = try await makeClient(server).response(for: query)
+            let echoed = try await makeClient(server, on: kind).response(for: query)
             #expect(echoed.json["args"]["user[name]"] == "ada", "\(echoed.json["query"])")
         }
     }
@@ -122,7 +122,7 @@ import Testing
         #expect(reason.contains("boundary"), "\(reason)")
     }
 
-    @Test func aChosenBoundaryWithSpecialCharactersIsQuotedAndRoundTrips() async throws {
+    @Test(arguments: TransportUnderTest.network) func aChosenBoundaryWithSpecialCharactersIsQuotedAndRoundTrips(_ kind: TransportUnderTest) async throws {
         let boundary = "my boundary'()+_,-./:=?"
         var form = MultipartFormData(boundary: boundary)
         #expect(form.contentType == "multipart/form-data; boundary=\"\(boundary)\"")
@@ -130,7 +130,7 @@ import Testing
         form.append("value", name: "field")
         form.append(Data("bytes".utf8), name: "file", fileName: "f.bin")
         try await withServer { server in
-            let parts = Self.parts(try await makeClient(server).response(for: Upload(form: form)))
+            let parts = Self.parts(try await makeClient(server, on: kind).response(for: Upload(form: form)))
             #expect(parts.map { $0["name"].string } == ["field", "file"])
         }
     }
@@ -180,12 +180,12 @@ import Testing
         #expect(body.hasSuffix("\r\n--B--\r\n"))
     }
 
-    @Test func namesWithQuotesAndLineBreaksAreEscapedNotInjected() async throws {
+    @Test(arguments: TransportUnderTest.network) func namesWithQuotesAndLineBreaksAreEscapedNotInjected(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             var form = MultipartFormData()
             form.append("v", name: "evil\"\r\nX-Injected: 1")
             form.append(Data("f".utf8), name: "file", fileName: "a\"b.txt")
-            let parts = Self.parts(try await makeClient(server).response(for: Upload(form: form)))
+            let parts = Self.parts(try await makeClient(server, on: kind).response(for: Upload(form: form)))
             #expect(parts.map { $0["name"].string } == ["evil%22%0D%0AX-Injected: 1", "file"])
             #expect(parts[1]["filename"] == "a%22b.txt")
         }
@@ -258,7 +258,7 @@ import Testing
 
     // MARK: Large bodies go through a temporary file
 
-    @Test func aBodyAboveTheThresholdIsUploadedFromATemporaryFileThatIsRemovedAfter() async throws {
+    @Test(arguments: TransportUnderTest.network) func aBodyAboveTheThresholdIsUploadedFromATemporaryFileThatIsRemovedAfter(_ kind: TransportUnderTest) async throws {
         let directory = try Self.scratch(), temporary = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory); try? FileManager.default.removeItem(at: temporary) }
         // Made off the cooperative pool: three million bytes through instrumented code (the thread
@@ -267,7 +267,7 @@ import Testing
         let file = directory.appendingPathComponent("big.bin")
         try big.write(to: file)
         try await withServer { server in
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.multipartMemoryThreshold = 64 << 10
                 $0.temporaryDirectory = temporary
             }
@@ -298,7 +298,7 @@ import Testing
         }
     }
 
-    @Test func aFileBodyIsSentFromDiskWithItsLength() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFileBodyIsSentFromDiskWithItsLength(_ kind: TransportUnderTest) async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let data = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
@@ -311,9 +311,9 @@ import Testing
             var body: RequestBody? { .file(file, contentType: "application/octet-stream") }
         }
         try await withServer { server in
-            let response = try await makeClient(server).response(for: PutFile(file: file))
+            let response = try await makeClient(server, on: kind).response(for: PutFile(file: file))
             #expect(response.json["checksum"].string == Checksum.of(data))
-            let error = await makeClient(server).result(PutFile(file: directory.appendingPathComponent("missing"))).failure
+            let error = await makeClient(server, on: kind).result(PutFile(file: directory.appendingPathComponent("missing"))).failure
             #expect(error?.invalidReason?.contains("no file at") == true, "\(String(describing: error))")
             #expect(server.hits("/upload/sink") == 1)
         }
@@ -322,7 +322,7 @@ import Testing
 
 /// A server that refuses an upload while it is still being sent.
 @Suite(timeLimit(minutes: 1)) struct UploadRefusedTests {
-    @Test func a413WhileTheBodyIsStillSendingEndsOnceWithTheStatusOrALostConnection() async throws {
+    @Test(arguments: TransportUnderTest.network) func a413WhileTheBodyIsStillSendingEndsOnceWithTheStatusOrALostConnection(_ kind: TransportUnderTest) async throws {
         let directory = try MultipartTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("big.bin")
@@ -332,7 +332,7 @@ import Testing
             var form = MultipartFormData()
             form.append(fileAt: file, name: "file")
             let log = EventLog<MultipartTests.Upload>()
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             client.addObserver(log, for: MultipartTests.Upload.self, on: .immediate) { $0.record($1) }
             let started = Date()
             let error = await client.result(MultipartTests.Upload(path: "/upload/refused", form: form)).failure

@@ -17,9 +17,9 @@ import Testing
             sendID: UInt64(n))
     }
 
-    @Test func methodReferenceAndClosureObserversBothReceiveOneSendsEventsInOrder() async throws {
+    @Test(arguments: TransportUnderTest.network) func methodReferenceAndClosureObserversBothReceiveOneSendsEventsInOrder(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let a = Listener(), b = Listener()
             client.addObserver(a, for: Ping.self, on: .immediate) { $0.heard($1) }
             client.addObserver(b, for: Ping.self, on: .immediate) { listener, event in listener.heard(event) }
@@ -29,9 +29,9 @@ import Testing
         }
     }
 
-    @Test func observersOfOtherTypesHearNothing() async throws {
+    @Test(arguments: TransportUnderTest.network) func observersOfOtherTypesHearNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let listener = Listener()
             client.addObserver(listener, for: Pong.self, on: .immediate) { $0.heardPong($1) }
             _ = try await client.response(for: Ping())
@@ -41,13 +41,13 @@ import Testing
         }
     }
 
-    @Test func defaultDeliveryIsOnTheMainQueue() async throws {
+    @Test(arguments: TransportUnderTest.network) func defaultDeliveryIsOnTheMainQueue(_ kind: TransportUnderTest) async throws {
         // Under `swift test` on Linux the main queue may be drained by a worker thread (dispatch_main),
         // so "on the main queue" is checked by a queue-specific value, not Thread.isMainThread.
         let key = DispatchSpecificKey<String>()
         DispatchQueue.main.setSpecific(key: key, value: "main")
         try await withServer { server in
-            let client = makeClient(server) { $0.callbackQueue = .main }
+            let client = makeClient(server, on: kind) { $0.callbackQueue = .main }
             let queues = Box<[String?]>([])
             let listener = Listener()
             await client.addObserver(listener, for: Ping.self) { listener, event in
@@ -67,9 +67,9 @@ import Testing
         #expect(Configuration().callbackQueue.isMain)
     }
 
-    @Test func deliveryQueueIsConfigurablePerObserver() async throws {
+    @Test(arguments: TransportUnderTest.network) func deliveryQueueIsConfigurablePerObserver(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let queue = DispatchQueue(label: "observer-queue")
             let key = DispatchSpecificKey<Int>()
             queue.setSpecific(key: key, value: 42)
@@ -84,9 +84,9 @@ import Testing
         }
     }
 
-    @Test func oneSendsEventsReachAnObserverOnASerialQueueInOrder() async throws {
+    @Test(arguments: TransportUnderTest.network) func oneSendsEventsReachAnObserverOnASerialQueueInOrder(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let log = Box<[String]>([])
             let listener = Listener()
             client.addObserver(listener, for: Get.self, on: .queue(DispatchQueue(label: "serial"))) { _, event in
@@ -113,9 +113,9 @@ import Testing
         #expect(screen.events == ["started", "succeeded"])
     }
 
-    @Test func observerRemovedInsideCallbackGetsNoFurtherEvents() async throws {
+    @Test(arguments: TransportUnderTest.network) func observerRemovedInsideCallbackGetsNoFurtherEvents(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let listener = Listener()
             client.addObserver(listener, for: Ping.self, on: .immediate) { listener, event in
                 listener.heard(event)
@@ -128,9 +128,9 @@ import Testing
         }
     }
 
-    @Test func observerMayAddObserversAndSendFromInsideItsCallback() async throws {
+    @Test(arguments: TransportUnderTest.network) func observerMayAddObserversAndSendFromInsideItsCallback(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let first = Listener(), second = Listener()
             let sentFollowUp = Box(false)
             client.addObserver(first, for: Ping.self, on: .immediate) { listener, event in
@@ -229,9 +229,9 @@ import Testing
         #expect(client.observerCount(for: Ping.self) == 1)
     }
 
-    @Test func eventStreamEndsItsRegistrationWhenTheConsumerStops() async throws {
+    @Test(arguments: TransportUnderTest.network) func eventStreamEndsItsRegistrationWhenTheConsumerStops(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let task = Task {
                 var names: [String] = []
                 for await event in client.events(for: Ping.self) {

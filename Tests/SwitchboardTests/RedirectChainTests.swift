@@ -54,105 +54,106 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Sends a POST (body `payload`, a bearer token) down `steps` and returns the hops the server saw.
-    func hops(_ steps: String, method: HTTPMethod = .post, cookies: CookiePolicy = .inMemory) async throws -> [Hop] {
+    func hops(on kind: TransportUnderTest, _ steps: String, method: HTTPMethod = .post, cookies: CookiePolicy = .inMemory) async throws -> [Hop] {
         try await withServer { server in
             let hops = Box<[Hop]>([])
             Self.installChain(on: server, hops: hops)
-            let client = makeClient(server) { $0.cookies = cookies }
+            let client = makeClient(server, on: kind) { $0.cookies = cookies }
             _ = try await client.response(for: Post(steps: steps, method: method))
             return hops.value
         }
     }
 
-    @Test func post302Then307ArrivesAsAGetWithoutABody() async throws {
-        let hops = try await hops("302,307")
+    @Test(arguments: TransportUnderTest.network) func post302Then307ArrivesAsAGetWithoutABody(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "302,307")
         #expect(hops.map(\.method) == ["POST", "GET", "GET"], "\(hops)")
         #expect(hops.map(\.body) == ["payload", "", ""])
         #expect(hops[1].contentType == nil && hops[2].contentType == nil, "a GET keeps no body headers: \(hops)")
     }
 
-    @Test func post307Then302KeepsTheBodyOnceThenBecomesAGet() async throws {
-        let hops = try await hops("307,302")
+    @Test(arguments: TransportUnderTest.network) func post307Then302KeepsTheBodyOnceThenBecomesAGet(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "307,302")
         #expect(hops.map(\.method) == ["POST", "POST", "GET"], "\(hops)")
         #expect(hops.map(\.body) == ["payload", "payload", ""])
         #expect(hops[1].contentType == "text/plain")
     }
 
-    @Test func post303Then307StaysAGet() async throws {
-        let hops = try await hops("303,307")
+    @Test(arguments: TransportUnderTest.network) func post303Then307StaysAGet(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "303,307")
         #expect(hops.map(\.method) == ["POST", "GET", "GET"], "\(hops)")
         #expect(hops.map(\.body) == ["payload", "", ""])
     }
 
-    @Test func post301BecomesAGet() async throws {
-        let hops = try await hops("301")
+    @Test(arguments: TransportUnderTest.network) func post301BecomesAGet(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "301")
         #expect(hops.map(\.method) == ["POST", "GET"], "\(hops)")
         #expect(hops[1].body == "")
     }
 
-    @Test func put301And302KeepTheirMethodAndBody() async throws {
-        let hops = try await hops("301,302", method: .put)
+    @Test(arguments: TransportUnderTest.network) func put301And302KeepTheirMethodAndBody(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "301,302", method: .put)
         #expect(hops.map(\.method) == ["PUT", "PUT", "PUT"], "\(hops)")
         #expect(hops.map(\.body) == ["payload", "payload", "payload"])
     }
 
-    @Test func post308Then303BecomesAGetOnlyAtTheSeeOther() async throws {
-        let hops = try await hops("308,303")
+    @Test(arguments: TransportUnderTest.network) func post308Then303BecomesAGetOnlyAtTheSeeOther(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "308,303")
         #expect(hops.map(\.method) == ["POST", "POST", "GET"], "\(hops)")
         #expect(hops.map(\.body) == ["payload", "payload", ""])
     }
 
-    @Test func credentialsAreDroppedAtTheFirstCrossOriginHopAndNeverComeBack() async throws {
+    @Test(arguments: TransportUnderTest.network) func credentialsAreDroppedAtTheFirstCrossOriginHopAndNeverComeBack(_ kind: TransportUnderTest) async throws {
         // 127.0.0.1 → 127.0.0.1 → localhost → 127.0.0.1 → 127.0.0.1
-        let hops = try await hops("307,307x,307o,302")
+        let hops = try await hops(on: kind, "307,307x,307o,302")
         #expect(hops.map(\.host.first) == ["1", "1", "l", "1", "1"], "\(hops)")
         #expect(hops.map(\.authorization) == ["Bearer secret", "Bearer secret", nil, nil, nil], "\(hops)")
         #expect(hops.map(\.method) == ["POST", "POST", "POST", "POST", "GET"])
         #expect(hops.map(\.body) == ["payload", "payload", "payload", "payload", ""])
     }
 
-    @Test func aCookieSetByARedirectIsSentOnTheNextHop() async throws {
-        let hops = try await hops("302c,302")
+    @Test(arguments: TransportUnderTest.network) func aCookieSetByARedirectIsSentOnTheNextHop(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "302c,302")
         #expect(hops[0].cookie == nil)
         #expect(hops[1].cookie == "hop0=yes", "\(hops)")
         #expect(hops[2].cookie == "hop0=yes", "\(hops)")
     }
 
-    @Test func cookiesAreRecomputedAtEveryHopAndSentOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func cookiesAreRecomputedAtEveryHopAndSentOnce(_ kind: TransportUnderTest) async throws {
         // Two hops that both set a cookie: the third hop carries both; a 307 hop (followed with a new
         // task) carries its cookie once, not twice.
-        let both = try await hops("302c,302c")
+        let both = try await hops(on: kind, "302c,302c")
         #expect(both[1].cookie == "hop0=yes", "\(both)")
         #expect(Set((both[2].cookie ?? "").components(separatedBy: "; ")) == ["hop0=yes", "hop1=yes"], "\(both)")
-        let manual = try await hops("307c,302")
+        let manual = try await hops(on: kind, "307c,302")
         #expect(manual[1].cookie == "hop0=yes", "\(manual)")
         #expect(manual[2].cookie == "hop0=yes", "\(manual)")
     }
 
-    @Test func aCookieOfTheFirstHostIsNotSentToAnother() async throws {
-        let hops = try await hops("302c,302x")
+    @Test(arguments: TransportUnderTest.network) func aCookieOfTheFirstHostIsNotSentToAnother(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "302c,302x")
         #expect(hops[1].cookie == "hop0=yes", "\(hops)")
         #expect(hops[2].host.hasPrefix("localhost"))
         #expect(hops[2].cookie == nil, "\(hops)")
     }
 
-    @Test func withCookiesOffNoCookieIsSent() async throws {
-        let hops = try await hops("302c,302", cookies: CookiePolicy.none)
+    @Test(arguments: TransportUnderTest.network) func withCookiesOffNoCookieIsSent(_ kind: TransportUnderTest) async throws {
+        let hops = try await hops(on: kind, "302c,302", cookies: CookiePolicy.none)
         #expect(hops.allSatisfy { $0.cookie == nil }, "\(hops)")
     }
 
-    @Test func theRulesSayHowManyRedirectsAndToWhichSchemes() async throws {
+    @Test(arguments: TransportUnderTest.network) func theRulesSayHowManyRedirectsAndToWhichSchemes(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let hops = Box<[Hop]>([])
             Self.installChain(on: server, hops: hops)
             // Not followed: the 302 is the answer, validated like any status (with its Location).
-            let unfollowed = await makeClient(server) { $0.redirects = .none }.result(Post(steps: "302", method: .get)).failure
+            let unfollowed = await makeClient(server, on: kind) { $0.redirects = .none }.result(Post(steps: "302", method: .get)).failure
             #expect(unfollowed?.statusCode == 302)
             #expect(unfollowed?.errorResponse?.headers["Location"]?.contains("i=1") == true)
-            let accepted = try await makeClient(server) { $0.redirects = .none }.response(for: Get("/chain?steps=302&i=0").with(\.validation, Validation(statusCodes: [302])))
+            let accepted = try await makeClient(server, on: kind) { $0.redirects = .none }.response(
+                for: Get("/chain?steps=302&i=0").with(\.validation, Validation(statusCodes: [302])))
             #expect(accepted.statusCode == 302)
             // At most two.
-            let two = makeClient(server) { $0.redirects = RedirectRules(maximumCount: 2) }
+            let two = makeClient(server, on: kind) { $0.redirects = RedirectRules(maximumCount: 2) }
             _ = try await two.response(for: Post(steps: "302,302", method: .get))
             let tooMany = await two.result(Post(steps: "302,302,302", method: .get)).failure
             guard case .transport(let error) = tooMany, error.code == .httpTooManyRedirects else {
@@ -160,7 +161,7 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
                 return
             }
             // https only: an http hop is refused.
-            let httpsOnly = await makeClient(server) { $0.redirects = RedirectRules(allowedSchemes: ["https"]) }.result(Post(steps: "302", method: .get)).failure
+            let httpsOnly = await makeClient(server, on: kind) { $0.redirects = RedirectRules(allowedSchemes: ["https"]) }.result(Post(steps: "302", method: .get)).failure
             guard case .transport(let refused) = httpsOnly, refused.code == .unsupportedURL else {
                 Issue.record("expected unsupportedURL, got \(String(describing: httpsOnly))")
                 return

@@ -13,9 +13,9 @@ import Testing
 /// that in not in the registry"). A delegate running inline on FoundationNetworking's work queue, tried
 /// for speed, crashed this suite in 6 of 12 runs; see BENCHMARKS.md.
 @Suite(timeLimit(minutes: 1)) struct ReentrancyTests {
-    @Test func immediateCallbacksMaySendAndCancel() async throws {
+    @Test(arguments: TransportUnderTest.network) func immediateCallbacksMaySendAndCancel(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             // A terminal event's observer sends the next request, three deep.
             let chain = Box<[Int]>([])
             let chainToken = client.addObserver(chain, for: Get.self, on: .immediate) { [weak client] (box: Box<[Int]>, event: RequestEvent<Get>) in
@@ -48,12 +48,12 @@ import Testing
         }
     }
 
-    @Test func releasingDispatchersWhileTheirTransfersEndNeitherHangsNorCrashes() async throws {
+    @Test(arguments: TransportUnderTest.network) func releasingDispatchersWhileTheirTransfersEndNeitherHangsNorCrashes(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let rounds = 60
             let endings = Box([Int](repeating: 0, count: rounds))
             for round in 0..<rounds {
-                let client = makeClient(server)
+                let client = makeClient(server, on: kind)
                 // Some answer at once, racing the release; the others are cancelled by it, or before it.
                 let handle = client.send(Get("/delay/\(round % 3 == 0 ? 0 : 50)")) { result in
                     if result.failure == nil || result.failure?.isCancelled == true { endings.mutate { $0[round] += 1 } }

@@ -29,9 +29,9 @@ struct BlockingHook: ResponseHook {
         var headers: HTTPHeaders { ["X-Request": "yes"] }
     }
 
-    @Test func aRawBodyKeepsTheBaseURLFiltersDefaultHeadersAndAdapters() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRawBodyKeepsTheBaseURLFiltersDefaultHeadersAndAdapters(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.urlFilters = [URLArgumentsFilter(["version": "9"])]
                 $0.defaultHeaders = ["X-App": "demo"]
                 $0.adapters = [ClosureRequestAdapter { request, _ in request.headers["X-Adapted"] = "1" }]
@@ -51,9 +51,9 @@ struct BlockingHook: ResponseHook {
         }
     }
 
-    @Test func aBodyAndParametersForTheBodyIsAClearError() async throws {
+    @Test(arguments: TransportUnderTest.network) func aBodyAndParametersForTheBodyIsAClearError(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let error = await makeClient(server).result(PutAvatar(body: .text("x"), parameterEncoding: .json)).failure
+            let error = await makeClient(server, on: kind).result(PutAvatar(body: .text("x"), parameterEncoding: .json)).failure
             #expect(error?.invalidReason?.contains("body") == true, "\(String(describing: error))")
             #expect(server.totalRequests == 0)
         }
@@ -84,13 +84,13 @@ struct BlockingHook: ResponseHook {
 
     /// A response hook that blocks (user code doing slow work) must not hold up other sends: hooks and
     /// the decoding of large bodies run off the transport's queue.
-    @Test func slowWorkOnOneResponseDelaysNoOtherSendOrDeadline() async throws {
+    @Test(arguments: TransportUnderTest.network) func slowWorkOnOneResponseDelaysNoOtherSendOrDeadline(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/never") { _ in ServerResponse(status: 200, body: .never) }
             let hookStarted = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let blocking = BlockingHook(started: hookStarted, release: release)
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let order = Box<[String]>([])
             client.send(Get("/small").with(\.pipeline.responseHooks, [blocking])) { _ in order.mutate { $0.append("slow") } }
             await withCheckedContinuation { continuation in

@@ -9,9 +9,9 @@ import Testing
 @Suite(timeLimit(minutes: 1)) struct RetryTests {
     static let fast = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.05)
 
-    @Test func aFlakyGETSucceedsOnAttempt3WithOneTerminalEvent() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFlakyGETSucceedsOnAttempt3WithOneTerminalEvent(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = Self.fast }
             let listener = Listener()
             client.addObserver(listener, for: Get.self, on: .immediate) { l, event in l.log.mutate { $0.append(Listener.name(event)) } }
             let completions = Box(0)
@@ -30,18 +30,18 @@ import Testing
         }
     }
 
-    @Test func givingUpReportsTheLastErrorOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func givingUpReportsTheLastErrorOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = Self.fast }
             let error = await client.result(Get("/flaky/b?failures=10")).failure
             #expect(error?.statusCode == 503)
             #expect(server.hits("/flaky/b") == 3)
         }
     }
 
-    @Test func postIsNotRetriedUnlessTheRequestOptsIn() async throws {
+    @Test(arguments: TransportUnderTest.network) func postIsNotRetriedUnlessTheRequestOptsIn(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = Self.fast }
             let error = await client.result(Get("/flaky/c?failures=1").with(\.method, .post)).failure
             #expect(error?.statusCode == 503)
             #expect(server.hits("/flaky/c") == 1)
@@ -51,25 +51,25 @@ import Testing
         }
     }
 
-    @Test func clientErrorsAreNotRetried() async throws {
+    @Test(arguments: TransportUnderTest.network) func clientErrorsAreNotRetried(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = Self.fast }
             let error = await client.result(Get("/flaky/e?failures=5&status=404")).failure
             #expect(error?.statusCode == 404)
             #expect(server.hits("/flaky/e") == 1)
         }
     }
 
-    @Test func connectionLostMidBodyIsRetried() async throws {
+    @Test(arguments: TransportUnderTest.network) func connectionLostMidBodyIsRetried(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let response = try await makeClient(server) { $0.retryPolicy = Self.fast }.response(for: Get("/flaky/f?failures=1&mode=abort"))
+            let response = try await makeClient(server, on: kind) { $0.retryPolicy = Self.fast }.response(for: Get("/flaky/f?failures=1&mode=abort"))
             #expect(response.attempts == 2)
         }
     }
 
-    @Test func retryAfterIsHonouredAndTooLongARetryAfterEndsTheRetries() async throws {
+    @Test(arguments: TransportUnderTest.network) func retryAfterIsHonouredAndTooLongARetryAfterEndsTheRetries(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = Self.fast }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = Self.fast }
             let started = Date()
             let response = try await client.response(for: Get("/flaky/g?failures=1&status=429&retryAfter=1"))
             #expect(response.attempts == 2)
@@ -80,12 +80,12 @@ import Testing
         }
     }
 
-    @Test func cancellingDuringBackoffDeliversCancelledOnceAndSendsNoMore() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingDuringBackoffDeliversCancelledOnceAndSendsNoMore(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let logger = CapturingLogger()
             // A backoff far longer than the test, so a runner busy with other tests can't miss the window.
             let slow = RetryPolicy(maximumAttempts: 5, initialDelay: 30, maximumDelay: 30, jitter: 0)
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.retryPolicy = slow; $0.logMode = .errors; $0.logger = logger
             }
             let outcomes = Box<[Bool]>([])
@@ -149,7 +149,7 @@ import Testing
         }
     }
 
-    @Test func adaptersRunAgainForEveryAttempt() async throws {
+    @Test(arguments: TransportUnderTest.network) func adaptersRunAgainForEveryAttempt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let seen = Box<[String]>([])
             server.route(nil, "/fails-twice") { request in
@@ -165,16 +165,16 @@ import Testing
                 }
                 request.headers["X-Attempt"] = "\(n)"
             }
-            let response = try await makeClient(server) { $0.adapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))
+            let response = try await makeClient(server, on: kind) { $0.adapters = [numbering] }.response(for: Flaky(path: "/fails-twice"))
             #expect(response.attempts == 3)
             #expect(seen.value == ["1", "2", "3"], "each attempt was adapted anew: \(seen.value)")
         }
     }
 
-    @Test func aCancelDuringARetryWaitEndsTheSendAtOnceAndReleasesIt() async throws {
+    @Test(arguments: TransportUnderTest.network) func aCancelDuringARetryWaitEndsTheSendAtOnceAndReleasesIt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/busy") { _ in ServerResponse(status: 503, headers: [("Retry-After", "60")], body: .data(Data("{}".utf8))) }
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let canary = WeakBox<Canary>()
             let result = Box<Result<Response<Flaky>, NetworkError>?>(nil)
             do {

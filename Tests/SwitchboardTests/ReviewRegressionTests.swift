@@ -42,10 +42,10 @@ struct CustomWithCredentials: Request {
 }
 
 @Suite(timeLimit(minutes: 1)) struct ReviewRegressionTests {
-    @Test func noProgressEventFollowsTheTerminalEventWhenCancelledMidTransfer() async throws {
+    @Test(arguments: TransportUnderTest.network) func noProgressEventFollowsTheTerminalEventWhenCancelledMidTransfer(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             for _ in 0..<3 {
-                let client = makeClient(server)
+                let client = makeClient(server, on: kind)
                 let log = Box<[String]>([])
                 let listener = Listener()
                 client.addObserver(listener, for: Get.self, on: .immediate) { _, event in log.mutate { $0.append(Listener.name(event)) } }
@@ -78,9 +78,9 @@ struct CustomWithCredentials: Request {
         #expect(client.inFlightCount == 0)
     }
 
-    @Test func cancellingFromAStartedObserverSendsNothing() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingFromAStartedObserverSendsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let listener = Listener()
             client.addObserver(listener, for: Get.self, on: .immediate) { _, event in
                 if case .started = event.kind { client.cancelAll() }
@@ -94,9 +94,9 @@ struct CustomWithCredentials: Request {
         }
     }
 
-    @Test func anAlreadyCancelledTaskSendsNothing() async throws {
+    @Test(arguments: TransportUnderTest.network) func anAlreadyCancelledTaskSendsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let task = Task { () async throws(NetworkError) -> Response<Get> in
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await client.response(for: Get("/echo/never"))
@@ -107,11 +107,11 @@ struct CustomWithCredentials: Request {
         }
     }
 
-    @Test func errorBodiesAreRedactedInTheLog() async throws {
+    @Test(arguments: TransportUnderTest.network) func errorBodiesAreRedactedInTheLog(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route("GET", "/leaky") { _ in .json(["password": "hunter2", "detail": "nope"], status: 503) }
             let logger = CapturingLogger()
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.logMode = .errors
                 $0.logger = logger
                 $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01)
@@ -123,30 +123,30 @@ struct CustomWithCredentials: Request {
         }
     }
 
-    @Test func headOfALargeResourceIsNotTooLarge() async throws {
+    @Test(arguments: TransportUnderTest.network) func headOfALargeResourceIsNotTooLarge(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.maximumResponseSize = 10_000 }
+            let client = makeClient(server, on: kind) { $0.maximumResponseSize = 10_000 }
             let response = try await client.response(for: Get("/bytes/200000").with(\.method, .head).with(\.responseFormat, .data))
             #expect(response.statusCode == 200)
             #expect(response.data.isEmpty)
         }
     }
 
-    @Test func credentialsNeverAnswerAChallengeFromARedirectedHost() async throws {
+    @Test(arguments: TransportUnderTest.network) func credentialsNeverAnswerAChallengeFromARedirectedHost(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let target = "http://localhost:\(server.port)/basic-auth/ada/pw"
             let url = server.url("/redirect/302?to=" + (target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
-            let error = await makeClient(server).result(CustomWithCredentials(url: url)).failure
+            let error = await makeClient(server, on: kind).result(CustomWithCredentials(url: url)).failure
             expectError(error, { if case .unauthorized = $0 { true } else { false } }, "unauthorized")
             // The same request to its own origin is answered.
-            let own = try await makeClient(server).response(for: CustomWithCredentials(url: server.url("/basic-auth/ada/pw")))
+            let own = try await makeClient(server, on: kind).response(for: CustomWithCredentials(url: server.url("/basic-auth/ada/pw")))
             #expect(own.json["authenticated"] == true)
         }
     }
 
-    @Test func anAbsolutePathThatIsNotAURLIsInvalid() async throws {
+    @Test(arguments: TransportUnderTest.network) func anAbsolutePathThatIsNotAURLIsInvalid(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let error = await makeClient(server).result(Get("http://[::1")).failure
+            let error = await makeClient(server, on: kind).result(Get("http://[::1")).failure
             expectError(error, \.isInvalidRequest, "invalidRequest")
         }
     }
@@ -186,18 +186,18 @@ struct CustomWithCredentials: Request {
         #expect(Set([a, b, c, d, a, c]).count == 4)
     }
 
-    @Test func anAdapterSettingAnInvalidHeaderNameIsRejected() async throws {
+    @Test(arguments: TransportUnderTest.network) func anAdapterSettingAnInvalidHeaderNameIsRejected(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let bad = ClosureRequestAdapter { request, _ in
                 request.headers["Bad Name"] = "v"
             }
-            let error = await makeClient(server) { $0.adapters = [bad] }.result(Echo()).failure
+            let error = await makeClient(server, on: kind) { $0.adapters = [bad] }.result(Echo()).failure
             expectError(error, \.isInvalidRequest, "invalidRequest")
             #expect(server.totalRequests == 0)
         }
     }
 
-    @Test func aRequestsOwnCDNURLWinsOverTheConfigurations() async throws {
+    @Test(arguments: TransportUnderTest.network) func aRequestsOwnCDNURLWinsOverTheConfigurations(_ kind: TransportUnderTest) async throws {
         struct OwnCDN: Request {
             let cdn: URL
             var path: String { "/images/2.jpg" }
@@ -208,16 +208,16 @@ struct CustomWithCredentials: Request {
         try await withServer { server in
             let cdn = try LoopbackServer.standard()
             defer { cdn.stop() }
-            let client = makeClient(server) { $0.cdnURL = server.baseURL }
+            let client = makeClient(server, on: kind) { $0.cdnURL = server.baseURL }
             _ = try await client.response(for: OwnCDN(cdn: cdn.baseURL))
             #expect(cdn.hits("/images/2.jpg") == 1)
             #expect(server.hits("/images/2.jpg") == 0)
         }
     }
 
-    @Test func aTimeoutIsRetriedEndToEnd() async throws {
+    @Test(arguments: TransportUnderTest.network) func aTimeoutIsRetriedEndToEnd(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01) }
+            let client = makeClient(server, on: kind) { $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01) }
             let error = await client.result(Get("/delay/60000").with(\.timeout, 0.2)).failure
             expectError(error, { if case .timedOut = $0 { true } else { false } }, "timedOut")
             #expect(await eventually { server.hits("/delay/60000") == 2 })

@@ -17,14 +17,36 @@ import Testing
         }
     }
 
-    @Test(arguments: TransportUnderTest.network) func aSilentServerEndsInTheIdleTimeout(_ kind: TransportUnderTest) async throws {
+    /// The idle timeout is the time with no byte, to within a second: before anything arrives, after a
+    /// head and a few bytes, and after a drip that kept the transfer alive for longer than the timeout
+    /// (libcurl's low-speed limit, which counted whole seconds, once fired 6 s late there).
+    @Test(arguments: ["silent", "after a head", "after a drip"], TransportUnderTest.network)
+    func aSilentServerEndsInTheIdleTimeoutOnTime(_ shape: String, _ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let transport = kind.make([server], configuration: Configuration { $0.idleTimeout = 1 })
+            let head = Data("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n".utf8)
+            let drip = [head] + (0..<6).map { _ in Data("x".utf8) }
+            server.route(nil, "/stall") { _ in
+                switch shape {
+                case "silent": ServerResponse(status: 200, body: .never)
+                case "after a head": ServerResponse(status: 200, body: .rawHeld(head + Data("abc".utf8)))
+                default: ServerResponse(status: 200, body: .rawDripHeld(drip, interval: 0.5))  // the last byte at 2.5 s
+                }
+            }
+            let idle: TimeInterval = shape == "silent" ? 0.5 : 1
+            let transport = kind.make([server], configuration: Configuration { $0.idleTimeout = idle })
             let started = Date()
-            let record = await transfer(transport, TransportRequest(URLRequest(url: server.url("/delay/60000"))), timeout: 40)
-            #expect(record.error.map { if case .idleTimeout = $0 { true } else { false } } == true, "\(String(describing: record.result))")
-            // When the transport reported (not when this task resumed: a loaded pool may be slow).
-            #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 20 * timeScale)
+            let record = await transfer(transport, TransportRequest(URLRequest(url: server.url("/stall"))), timeout: 40)
+            guard case .idleTimeout(let after)? = record.error else {
+                Issue.record("\(shape) on \(kind): expected idleTimeout, got \(String(describing: record.result))")
+                return
+            }
+            #expect(after == idle)
+            // When the transport reported (not when this task resumed: a loaded pool may be slow),
+            // measured from the last byte the server sent.
+            let lastByte: TimeInterval = shape == "after a drip" ? 2.5 : 0
+            let took = (record.completedAt ?? .distantFuture).timeIntervalSince(started)
+            #expect(took >= lastByte + idle - 0.05, "\(shape) on \(kind): ended \(took) s in, before the timeout")
+            #expect(took < lastByte + idle + 1 * timeScale, "\(shape) on \(kind): ended \(took) s in, more than a second past the idle timeout")
             #expect(record.completions == 1)
         }
     }

@@ -8,10 +8,10 @@ import Testing
 
 /// One test per trap of URLSession on Linux (shared/linux-foundation.md), against the loopback server.
 @Suite(timeLimit(minutes: 1)) struct TransportTrapTests {
-    @Test func bodiesStayIntactUnderConcurrency() async throws {
+    @Test(arguments: TransportUnderTest.network) func bodiesStayIntactUnderConcurrency(_ kind: TransportUnderTest) async throws {
         // Trap: a concurrent delegate queue garbles reassembled bodies. The session's queue is serial.
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in [1, 1000, 65_536, 200_000, 7, 33_333, 100_000, 4096] {
                     group.addTask {
@@ -25,9 +25,9 @@ import Testing
         }
     }
 
-    @Test func slowChunkedBodyIsCollectedWholeWithProgressCountedByUs() async throws {
+    @Test(arguments: TransportUnderTest.network) func slowChunkedBodyIsCollectedWholeWithProgressCountedByUs(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let progress = Box<[Int64]>([])
             client.addObserver(progress, for: Get.self, on: .immediate) { box, event in
                 if case .progress(_, let value) = event.kind { box.mutate { $0.append(value.bytesReceived) } }
@@ -42,10 +42,10 @@ import Testing
         }
     }
 
-    @Test func basicChallengeWithoutCredentialsFailsAsUnauthorizedInsteadOfHanging() async throws {
+    @Test(arguments: TransportUnderTest.network) func basicChallengeWithoutCredentialsFailsAsUnauthorizedInsteadOfHanging(_ kind: TransportUnderTest) async throws {
         // Trap: a 401 with `WWW-Authenticate: Basic` and no handler never completes on Linux.
         try await withServer { server in
-            let client = makeClient(server) { $0.timeout = 20 }
+            let client = makeClient(server, on: kind) { $0.timeout = 20 }
             let error = await client.result(Get("/basic-auth/ada/pw")).failure
             guard case .unauthorized(let response) = error else {
                 Issue.record("expected unauthorized, got \(String(describing: error))")
@@ -71,17 +71,17 @@ import Testing
         }
     }
 
-    @Test func correctCredentialsAuthenticate() async throws {
+    @Test(arguments: TransportUnderTest.network) func correctCredentialsAuthenticate(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let response = try await makeClient(server).response(for: Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "pw")))
+            let response = try await makeClient(server, on: kind).response(for: Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "pw")))
             #expect(response.json["authenticated"] == true)
         }
     }
 
-    @Test func wrongCredentialsFailOnceAsUnauthorized() async throws {
+    @Test(arguments: TransportUnderTest.network) func wrongCredentialsFailOnceAsUnauthorized(_ kind: TransportUnderTest) async throws {
         // Trap: wrong credentials are re-challenged 3 times, then -999. We stop at the first failure.
         try await withServer { server in
-            let error = await makeClient(server).result(Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "wrong"))).failure
+            let error = await makeClient(server, on: kind).result(Get("/basic-auth/ada/pw").with(\.credentials, Credentials(user: "ada", password: "wrong"))).failure
             #expect(error?.statusCode == 401)
             guard case .unauthorized = error else {
                 Issue.record("expected unauthorized, got \(String(describing: error))")
@@ -91,9 +91,9 @@ import Testing
         }
     }
 
-    @Test func unauthorizedWithoutChallengeKeepsItsBody() async throws {
+    @Test(arguments: TransportUnderTest.network) func unauthorizedWithoutChallengeKeepsItsBody(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let error = await makeClient(server).result(Get("/unauthorized-no-challenge")).failure
+            let error = await makeClient(server, on: kind).result(Get("/unauthorized-no-challenge")).failure
             guard case .unauthorized(let response) = error else {
                 Issue.record("expected unauthorized, got \(String(describing: error))")
                 return
@@ -102,10 +102,10 @@ import Testing
         }
     }
 
-    @Test func overallDeadlineIsEnforcedByTheLibrary() async throws {
+    @Test(arguments: TransportUnderTest.network) func overallDeadlineIsEnforcedByTheLibrary(_ kind: TransportUnderTest) async throws {
         // Trap: timeoutIntervalForResource is ignored on Linux.
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let started = Date()
             let error = await client.result(Get("/delay/60000").with(\.timeout, 0.5)).failure
             guard case .timedOut(let after) = error else {
@@ -117,9 +117,9 @@ import Testing
         }
     }
 
-    @Test func idleTimeoutIsATypedTimeout() async throws {
+    @Test(arguments: TransportUnderTest.network) func idleTimeoutIsATypedTimeout(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.idleTimeout = 0.5 }
+            let client = makeClient(server, on: kind) { $0.idleTimeout = 0.5 }
             let error = await client.result(Get("/delay/60000")).failure
             // Told apart from the overall deadline (`timedOut`), and retried by the same rule.
             #expect(RetryPolicy.exponential().delay(afterAttempt: 1, error: error ?? .cancelled, method: .get) != nil)
@@ -143,7 +143,7 @@ import Testing
         }
     }
 
-    @Test func crossOriginRedirectDropsCredentialsButKeepsOtherHeaders() async throws {
+    @Test(arguments: TransportUnderTest.network) func crossOriginRedirectDropsCredentialsButKeepsOtherHeaders(_ kind: TransportUnderTest) async throws {
         // Trap: Authorization and Cookie are forwarded to another host.
         try await withServer { server in
             let target = "http://localhost:\(server.port)/echo/elsewhere"
@@ -152,7 +152,7 @@ import Testing
                 headers: ["Cookie": "session=1", "X-Custom": "kept"],
                 credentials: Credentials(user: "ada", password: "pw")
             )
-            let response = try await makeClient(server).response(for: request)
+            let response = try await makeClient(server, on: kind).response(for: request)
             #expect(response.json["path"].string == "/echo/elsewhere")
             #expect(response.json["headers"]["Authorization"].isNull)
             #expect(response.json["headers"]["Cookie"].isNull)
@@ -160,18 +160,18 @@ import Testing
         }
     }
 
-    @Test func sameOriginRedirectKeepsCredentials() async throws {
+    @Test(arguments: TransportUnderTest.network) func sameOriginRedirectKeepsCredentials(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let request = Echo(path: "/redirect/302?to=%2Fecho%2Fsame", credentials: Credentials(user: "ada", password: "pw"))
-            let response = try await makeClient(server).response(for: request)
+            let response = try await makeClient(server, on: kind).response(for: request)
             #expect(response.json["path"].string == "/echo/same")
             #expect(response.json["headers"]["Authorization"].string == Credentials(user: "ada", password: "pw").authorizationHeader)
         }
     }
 
-    @Test func connectionsPerHostIsConfigurable() async throws {
+    @Test(arguments: TransportUnderTest.network) func connectionsPerHostIsConfigurable(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.maximumConnectionsPerHost = 2 }
+            let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 2 }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<12 { group.addTask { _ = try await client.response(for: Get("/delay/50?i=\(i)")) } }
                 try await group.waitForAll()
@@ -180,9 +180,9 @@ import Testing
         }
     }
 
-    @Test func responseLargerThanTheLimitFails() async throws {
+    @Test(arguments: TransportUnderTest.network) func responseLargerThanTheLimitFails(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.maximumResponseSize = 10_000 }
+            let client = makeClient(server, on: kind) { $0.maximumResponseSize = 10_000 }
             let declared = await client.result(Get("/bytes/50000").with(\.responseFormat, .data)).failure
             guard case .responseTooLarge(10_000) = declared else {
                 Issue.record("expected responseTooLarge, got \(String(describing: declared))")
@@ -196,10 +196,10 @@ import Testing
         }
     }
 
-    @Test func serverClosingMidBodyIsAConnectionLostError() async throws {
+    @Test(arguments: TransportUnderTest.network) func serverClosingMidBodyIsAConnectionLostError(_ kind: TransportUnderTest) async throws {
         // libcurl reports it as an unknown error (-1); Switchboard names it.
         try await withServer { server in
-            let error = await makeClient(server).result(Get("/abort?declared=1000&sent=100")).failure
+            let error = await makeClient(server, on: kind).result(Get("/abort?declared=1000&sent=100")).failure
             guard case .transport(let urlError) = error else {
                 Issue.record("expected transport error, got \(String(describing: error))")
                 return
@@ -208,21 +208,21 @@ import Testing
         }
     }
 
-    @Test func compressedBodyIsNotCheckedAgainstItsEncodedContentLength() async throws {
+    @Test(arguments: TransportUnderTest.network) func compressedBodyIsNotCheckedAgainstItsEncodedContentLength(_ kind: TransportUnderTest) async throws {
         // Trap: Content-Length is the encoded size; URLSession hands over the decoded bytes.
         try await withServer { server in
-            let response = try await makeClient(server).response(for: Get("/gzip"))
+            let response = try await makeClient(server, on: kind).response(for: Get("/gzip"))
             #expect(response.json["gzipped"] == true)
             #expect(response.json["items"] == [1, 2, 3])
             #expect(Int(response.headers["Content-Length"] ?? "") ?? 0 > response.data.count)
         }
     }
 
-    @Test func redirectLoopsEndWithATypedError() async throws {
+    @Test(arguments: TransportUnderTest.network) func redirectLoopsEndWithATypedError(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let ok = try await makeClient(server).response(for: Get("/redirect-chain/5"))
+            let ok = try await makeClient(server, on: kind).response(for: Get("/redirect-chain/5"))
             #expect(ok.json["path"].string == "/echo")
-            let error = await makeClient(server).result(Get("/redirect-chain/40")).failure
+            let error = await makeClient(server, on: kind).result(Get("/redirect-chain/40")).failure
             guard case .transport(let urlError) = error else {
                 Issue.record("expected transport error, got \(String(describing: error))")
                 return
@@ -231,20 +231,20 @@ import Testing
         }
     }
 
-    @Test func manuallyFollowed307KeepsItsBodyAcrossSeveralHops() async throws {
+    @Test(arguments: TransportUnderTest.network) func manuallyFollowed307KeepsItsBodyAcrossSeveralHops(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let hop2 = "/redirect/308?to=%2Fecho%2Ffinal"
             let hop1 = "/redirect/307?to=" + (hop2.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-            let response = try await makeClient(server).response(for: Echo(method: .put, path: hop1, parameters: ["k": "v"], parameterEncoding: .json))
+            let response = try await makeClient(server, on: kind).response(for: Echo(method: .put, path: hop1, parameters: ["k": "v"], parameterEncoding: .json))
             #expect(response.json["path"].string == "/echo/final")
             #expect(response.json["method"].string == "PUT")
             #expect(response.json["json"]["k"] == "v")
         }
     }
 
-    @Test func cancellingDuringAManualRedirectStopsTheNextHop() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancellingDuringAManualRedirectStopsTheNextHop(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let handle = client.send(Echo(method: .post, path: "/redirect/307?to=%2Fdelay%2F60000", parameters: ["a": "1"]))
             #expect(await eventually { server.hits("/delay/60000") == 1 })
             handle.cancel()
@@ -252,9 +252,9 @@ import Testing
         }
     }
 
-    @Test func serverClosingWithoutResponseIsATransportError() async throws {
+    @Test(arguments: TransportUnderTest.network) func serverClosingWithoutResponseIsATransportError(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let error = await makeClient(server).result(Get("/close")).failure
+            let error = await makeClient(server, on: kind).result(Get("/close")).failure
             guard case .transport = error else {
                 Issue.record("expected transport error, got \(String(describing: error))")
                 return

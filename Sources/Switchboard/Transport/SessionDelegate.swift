@@ -195,7 +195,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             case _ where code != urlError.code:
                 return .failure(.transport(URLError(code, userInfo: [NSUnderlyingErrorKey: error, NSLocalizedDescriptionKey: urlError.localizedDescription])))
             case .cancelled: return .failure(.cancelled)
-            case .timedOut: return .failure(.idleTimeout(after: state.currentRequest.timeoutInterval))
+            case .timedOut: return .failure(.idleTimeout(after: state.options.idleTimeout ?? state.currentRequest.timeoutInterval))
             default: return .failure(.transport(urlError))
             }
         }

@@ -23,6 +23,8 @@ public final class URLSessionTransport: Transport {
     let queue: DispatchQueue
     /// The jar whose cookies go on requests, `nil` with ``CookiePolicy/none``.
     private let cookieJar: HTTPCookieStorage?
+    /// ``Configuration/idleTimeout``: the idle timeout of a transfer whose options name none.
+    private let idleTimeout: TimeInterval
 
     /// The session's cookie jar (``Configuration/cookies``), or none.
     public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
@@ -60,6 +62,7 @@ public final class URLSessionTransport: Transport {
             settings.httpCookieAcceptPolicy = .always
         }
         self.cookieJar = settings.httpShouldSetCookies ? settings.httpCookieStorage : nil
+        idleTimeout = configuration.idleTimeout
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()
@@ -76,8 +79,18 @@ public final class URLSessionTransport: Transport {
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         var request = request
-        // URLSession reads the idle timeout from the request.
-        if let idle = options.idleTimeout, idle > 0, idle.isFinite { request.urlRequest.timeoutInterval = idle }
+        // FoundationNetworking reads the idle timeout from the request (whose own default, 60 s, would
+        // win over the session's): the options' one, else the configuration's, as on libcurl.
+        var options = options
+        let idle = options.idleTimeout.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? idleTimeout
+        options.idleTimeout = idle
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking counts it in whole seconds, cut down: 0.5 s fired at once, 1.5 s at 1 s.
+        // Rounded up, it fires no early and less than a second late.
+        request.urlRequest.timeoutInterval = idle.rounded(.up)
+        #else
+        request.urlRequest.timeoutInterval = idle
+        #endif
         let state = TransferState(request: request, options: options, callbacks: callbacks)
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)

@@ -84,3 +84,16 @@ final class Box<Value: Sendable>: Sendable {
     var value: Value { storage.withLock { $0 } }
     func mutate<T>(_ body: (inout Value) -> T) -> T { storage.withLock(body) }
 }
+
+/// A client of `server` whose transport is `kind` (a network kind: URLSession or libcurl), configured
+/// further by `configure`: how the dispatcher-level suites run on both transports.
+func makeClient(
+    _ server: LoopbackServer,
+    on kind: TransportUnderTest,
+    _ configure: (inout Configuration) -> Void = { _ in }
+) -> Dispatcher {
+    makeClient(server) {
+        $0.transport = kind.factory
+        configure(&$0)
+    }
+}

@@ -14,8 +14,6 @@ enum CurlConstant {
     static let optErrorBuffer: Int32 = 10_000 + 10
     static let optWriteFunction: Int32 = 20_000 + 11
     static let optReadFunction: Int32 = 20_000 + 12
-    static let optLowSpeedLimit: Int32 = 19
-    static let optLowSpeedTime: Int32 = 20
     static let optHTTPHeader: Int32 = 10_000 + 23
     static let optHeaderData: Int32 = 10_000 + 29
     static let optCustomRequest: Int32 = 10_000 + 36

@@ -29,6 +29,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Easy handles of ended hops, reset for the next (libcurl's advice: reuse them). Loop thread only.
     private var spare: [CurlLibrary.Handle] = []
     private static let spareLimit = 64
+    /// When the earliest idle deadline of `running` may fall (`DispatchTime` nanoseconds); the loop
+    /// looks at the transfers' idle time only from then on. Loop thread only.
+    private var nextIdleCheck: UInt64 = .max
 
     init(curl: CurlLibrary, maximumConnectionsPerHost: Int) throws(CurlLoadError) {
         guard let multi = curl.multiInit() else { throw CurlLoadError(reason: "curl_multi_init failed") }
@@ -88,6 +91,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
             _ = curl.multiPerform(multi, &active)
             collectFinished()
+            endIdleTransfers()
             // Work that came meanwhile is taken at once; otherwise the loop says it sleeps (under the
             // inbox's lock, so new work from then on wakes it) and sleeps until a socket is ready,
             // libcurl's next timeout, a wake-up, or a second.
@@ -97,9 +101,33 @@ final class CurlEventLoop: @unchecked Sendable {
                 return true
             }
             guard idle else { continue }
-            _ = curl.multiPoll(multi, nil, 0, 1000, &ready)
+            _ = curl.multiPoll(multi, nil, 0, pollTimeout(), &ready)
             inbox.withLock { $0.sleeping = false }
         }
+    }
+
+    /// Ends every hop that neither sent nor received a byte for its idle timeout, with
+    /// ``NetworkError/idleTimeout(after:)``; sets when to look next (the earliest deadline left).
+    private func endIdleTransfers() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now >= nextIdleCheck else { return }
+        var expired: [CurlTransfer] = []
+        var earliest = UInt64.max
+        for transfer in running.values {
+            let deadline = transfer.lastActivity &+ UInt64(transfer.idleTimeout * 1e9)
+            if deadline <= now { expired.append(transfer) } else { earliest = min(earliest, deadline) }
+        }
+        nextIdleCheck = earliest
+        for transfer in expired { end(transfer, .failure(.idleTimeout(after: transfer.idleTimeout))) }
+    }
+
+    /// How long the loop may sleep in `curl_multi_poll`: a second at most, and no later than the next
+    /// idle deadline.
+    private func pollTimeout() -> Int32 {
+        guard nextIdleCheck != .max else { return 1000 }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard nextIdleCheck > now else { return 0 }
+        return Int32(min(1000, (nextIdleCheck - now + 999_999) / 1_000_000))
     }
 
     /// Starts a transfer's first hop.
@@ -115,6 +143,7 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         running[easy] = transfer
+        nextIdleCheck = min(nextIdleCheck, transfer.lastActivity &+ UInt64(transfer.idleTimeout * 1e9))
         if curl.multiAdd(multi, easy) != 0 {
             running[easy] = nil
             recycle(transfer.releaseHop())

@@ -33,7 +33,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let rules: TransferRules
     private let callbacks: TransferCallbacks
     private let cookieJar: HTTPCookieStorage?
-    private let idleTimeout: TimeInterval
+    let idleTimeout: TimeInterval
+    /// When the current hop last sent or received a byte (or started), in `DispatchTime` nanoseconds:
+    /// the loop ends a hop idle for longer than ``idleTimeout`` (loop thread only).
+    private(set) var lastActivity: UInt64 = 0
     private let start = Date()
     private let finishedFlag = AtomicFlag()
 
@@ -67,8 +70,9 @@ final class CurlTransfer: @unchecked Sendable {
         rules = TransferRules(options)
         self.callbacks = callbacks
         self.cookieJar = cookieJar
-        // libcurl's low-speed time is in whole seconds: the timeout reported is the one that applies.
-        self.idleTimeout = max(1, idleTimeout.rounded(.up))
+        // The loop's own timer, to the millisecond (libcurl's low-speed limit counts whole seconds and,
+        // once a byte has arrived, fired seconds late).
+        self.idleTimeout = max(0.001, idleTimeout)
         current = request.urlRequest
         currentBody = request.body
         errorBuffer.initialize(repeating: 0, count: CurlConstant.errorSize)
@@ -109,11 +113,12 @@ final class CurlTransfer: @unchecked Sendable {
         _ = curl.setLong(easy, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
         _ = curl.setLong(easy, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
         _ = curl.setLong(easy, CurlConstant.optTCPKeepAlive, 1)
-        _ = curl.setLong(easy, CurlConstant.optPipeWait, 1)
-        let idle = max(1, Int(idleTimeout.rounded(.up)))
-        _ = curl.setLong(easy, CurlConstant.optLowSpeedLimit, 1)
-        _ = curl.setLong(easy, CurlConstant.optLowSpeedTime, idle)
-        _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, idle * 1000)
+        // Waiting for a connection that may multiplex only pays where HTTP/2 can be agreed (https, by
+        // ALPN). In clear text it made concurrent sends to one host wait for the first one's response.
+        _ = curl.setLong(easy, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0)
+        // The idle timeout is the loop's timer (`lastActivity`); connecting counts as idle time too.
+        _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, max(1, Int((idleTimeout * 1000).rounded(.up))))
+        lastActivity = DispatchTime.now().uptimeNanoseconds
         // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
         setString(CurlConstant.optAcceptEncoding, "")
         _ = curl.setPointer(easy, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
@@ -463,6 +468,7 @@ final class CurlTransfer: @unchecked Sendable {
         guard let buffer, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let length = size * count
+        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         return transfer.header(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
     }
 
@@ -470,12 +476,14 @@ final class CurlTransfer: @unchecked Sendable {
         guard let buffer, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let length = size * count
+        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         return transfer.body(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
     }
 
     private static let onRead: CurlLibrary.DataCallback = { buffer, size, count, context in
         guard let buffer, let context else { return CurlConstant.readAbort }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         return transfer.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
     }
 }
