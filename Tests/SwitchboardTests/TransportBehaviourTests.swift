@@ -51,6 +51,23 @@ import Testing
         }
     }
 
+    /// No extra round trip on a cold start: with no connection open, N concurrent sends to one host all
+    /// reach it before any is answered (the route answers only once all four are in). libcurl's
+    /// `PIPEWAIT` on clear-text transfers once made the others wait for the first one's response.
+    @Test(arguments: TransportUnderTest.network) func concurrentSendsOnAColdStartAllGoOutAtOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let results = await withTaskGroup(of: Int?.self) { group in
+                for index in 0..<4 {
+                    group.addTask { try? await client.response(for: Get("/concurrent/cold?together=4&i=\(index)")).json["inProgress"].int }
+                }
+                return await group.reduce(into: [Int?]()) { $0.append($1) }
+            }
+            #expect(results.count == 4 && results.allSatisfy { $0 != nil }, "\(results)")
+            #expect(server.concurrencyPeak("cold") == 4, "all four were in progress at once")
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func sequentialTransfersReuseOneConnection(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let transport = kind.make([server])

@@ -131,6 +131,10 @@ public struct Configuration: Sendable {
 
     /// The idle timeout in seconds: the longest wait for the next byte; when it passes the send fails
     /// with ``NetworkError/idleTimeout(after:)``. Default: 30.
+    ///
+    /// The libcurl transport keeps a timer per transfer, to the millisecond. FoundationNetworking (the
+    /// URLSession transport on Linux) counts whole seconds, so there a fraction is rounded up: 0.5 s
+    /// fires at 1 s, never early.
     public var idleTimeout: TimeInterval {
         get { storage.idleTimeout }
         set { unique().idleTimeout = newValue }
