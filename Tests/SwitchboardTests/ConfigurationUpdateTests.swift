@@ -136,19 +136,22 @@ import Testing
 
     @Test(arguments: TransportUnderTest.network) func eachSendUsesTheConfigurationAsItWasWhenSent(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
+            // The first send is on the wire (the server has its header) before the update, and is held
+            // until the second, sent after the update, has arrived too.
             let seen = Box<[String]>([])
-            server.route(nil, "/slow-echo") { request in
-                request.sleep(seconds: 0.2)
+            let bothIn = RequestGate(opensAt: 2)
+            server.route(nil, "/held-echo") { request in
                 seen.mutate { $0.append(request.header("X-Version") ?? "-") }
+                bothIn.pass(request, timeout: 20)
                 return .json(["ok": true])
             }
             let client = makeClient(server, on: kind) { $0.defaultHeaders = ["X-Version": "1"] }
-            async let first = client.response(for: Get("/slow-echo"))
-            try await Task.sleep(nanoseconds: 50_000_000)
+            async let first = client.response(for: Get("/held-echo"))
+            #expect(await eventually(timeout: 20) { seen.value.count == 1 })
             client.updateConfiguration { $0.defaultHeaders = ["X-Version": "2"] }
-            _ = try await client.response(for: Get("/slow-echo"))
+            _ = try await client.response(for: Get("/held-echo"))
             _ = try await first
-            #expect(seen.value.sorted() == ["1", "2"])
+            #expect(seen.value == ["1", "2"])
         }
     }
 }

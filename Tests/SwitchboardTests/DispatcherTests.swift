@@ -113,10 +113,11 @@ import Testing
                 #expect((result.failure as? NetworkError)?.isCancelled == true)
             }
             #expect(await eventually { client.inFlightCount == 0 })
-            // FoundationNetworking reports a cancel from a later block of its own: let those run before
-            // the server's stop closes the connections (a close as a cancel's report is pending hits its
-            // "task not in the registry" `fatalError`, which ends the test process).
-            try await Task.sleep(nanoseconds: 1_000_000_000)
+            // FoundationNetworking reports a cancel from a later block of its own: wait for every report
+            // before the server's stop closes the connections (a close as a cancel's report is pending
+            // hits its "task not in the registry" `fatalError`, which ends the test process).
+            let transport = client.transportInUse
+            #expect(await eventually(timeout: 30) { (transport as? URLSessionTransport)?.unreportedTasks ?? 0 == 0 })
             let bySend = Dictionary(grouping: log.events, by: \.sendID)
             for (sendID, events) in bySend {
                 #expect(events.map(\.isTerminal) == [false, true], "send \(sendID): \(events.map(\.kind))")

@@ -10,6 +10,10 @@ import FoundationNetworking
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let transfers = Locked<[Int: TransferState]>([:])
 
+    /// How many tasks URLSession has not yet reported complete (a cancelled one counts until its
+    /// report comes): for the package's tests, which wait for that before stopping a server.
+    var unreportedTasks: Int { transfers.withLock { $0.count } }
+
     /// Starts a task for the current hop of `state` (its first, or one after a redirect). Called from
     /// `perform` on the caller's thread for the first hop, on the delegate queue for the others; a
     /// failure to start is reported on `queue`, never from inside `perform`.

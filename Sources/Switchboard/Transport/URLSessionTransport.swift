@@ -19,6 +19,9 @@ import FoundationNetworking
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate
+
+    /// How many of this transport's tasks URLSession has not yet reported complete (for tests).
+    var unreportedTasks: Int { delegate.unreportedTasks }
     /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
     /// The jar whose cookies go on requests, `nil` with ``CookiePolicy/none``.
