@@ -128,6 +128,12 @@ public final class LoopbackServer: Sendable {
         core.state.withLock { $0.hits[path] ?? 0 }
     }
 
+    /// Lets every request to `/concurrent/<key>?hold=release` (held until now) be answered, and the
+    /// later ones at once.
+    public func release(_ key: String) {
+        core.state.withLock { _ = $0.released.insert(key) }
+    }
+
     /// The most requests to `/concurrent/<key>` that were in progress at once.
     public func concurrencyPeak(_ key: String) -> Int {
         core.state.withLock { $0.concurrent[key]?.peak ?? 0 }

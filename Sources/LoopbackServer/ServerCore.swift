@@ -23,6 +23,8 @@ final class ServerCore: Sendable {
         var hits: [String: Int] = [:]
         /// `/concurrent/:key`: requests in progress now, the most at once, and how many arrived, by key.
         var concurrent: [String: (now: Int, peak: Int, arrived: Int)] = [:]
+        /// `/concurrent/:key?hold=release`: the keys the test has released.
+        var released: Set<String> = []
         var totalRequests = 0
         var connectionsAccepted = 0
     }

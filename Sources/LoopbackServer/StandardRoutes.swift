@@ -15,6 +15,7 @@ extension LoopbackServer {
         // Counts the requests in progress at once per key (see concurrencyPeak). `?ms=` holds each for
         // that long; `?together=N&of=M` holds each until N of the key are in progress at once, or M
         // (default N) have arrived in all (at most 20 s): a peak that doesn't depend on timing.
+        // `?hold=release` holds each until the test calls `release(key)` (at most 30 s).
         route(nil, "/concurrent/:key") { [core] request in
             let key = request.pathParameters["key"] ?? ""
             let now = core.state.withLock { state -> Int in
@@ -25,7 +26,9 @@ extension LoopbackServer {
                 state.concurrent[key] = entry
                 return entry.now
             }
-            if let together = request.intQuery("together") {
+            if request.queryItems["hold"] == "release" {
+                request.wait(timeout: 30) { core.state.withLock { $0.released.contains(key) } }
+            } else if let together = request.intQuery("together") {
                 let all = request.intQuery("of") ?? together
                 request.wait(timeout: 20) {
                     core.state.withLock { state in state.concurrent[key].map { $0.now >= together || $0.arrived >= all } ?? true }

@@ -33,7 +33,7 @@ struct Shared: Request {
             recorder.observe(client)
             let results = Box([UInt64: Result<Response<Shared>, NetworkError>]())
             let handles = (0..<100).map { _ in
-                client.send(Shared("/concurrent/hundred?ms=2000")) { result in
+                client.send(Shared("/concurrent/hundred?hold=release")) { result in
                     if case .success(let response) = result {
                         results.mutate { $0[response.sendID] = result }
                     } else {
@@ -41,6 +41,7 @@ struct Shared: Request {
                     }
                 }
             }
+            server.release("hundred")  // all hundred have joined: the one transfer may end
             let events = await recorder.waitForTerminalEvents(100, timeout: 20 * timeScale)
             #expect(server.hits("/concurrent/hundred") == 1)
             #expect(events.filter(\.isTerminal).count == 100)
@@ -63,11 +64,12 @@ struct Shared: Request {
             let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
-            let first = client.send(Shared("/concurrent/pair?ms=500"))
-            let second = client.send(Shared("/concurrent/pair?ms=500"))
+            let first = client.send(Shared("/concurrent/pair?hold=release"))
+            let second = client.send(Shared("/concurrent/pair?hold=release"))
             first.cancel()
             let cancelled = try await recorder.terminalEvent(ofSend: first.id)
             #expect(cancelled.error?.isCancelled == true)
+            server.release("pair")
             let finished = try await recorder.terminalEvent(ofSend: second.id, timeout: 10 * timeScale)
             #expect(finished.response?.json["key"] == "pair")
             #expect(server.hits("/concurrent/pair") == 1)
@@ -80,13 +82,14 @@ struct Shared: Request {
             let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
-            let first = client.send(Shared("/concurrent/relay?ms=4000"))
-            let second = client.send(Shared("/concurrent/relay?ms=4000"))
+            let first = client.send(Shared("/concurrent/relay?hold=release"))
+            let second = client.send(Shared("/concurrent/relay?hold=release"))
             first.cancel()  // leaves the shared transfer before it returns
-            // Joins the transfer the first started, which the first left (sent at once: a wait here, on a
-            // loaded machine, could outlast the server's hold).
-            let third = client.send(Shared("/concurrent/relay?ms=4000"))
+            // Joins the transfer the first started, which the first left (the server holds it until
+            // released, below).
+            let third = client.send(Shared("/concurrent/relay?hold=release"))
             _ = try await recorder.terminalEvent(ofSend: first.id)
+            server.release("relay")
             for handle in [second, third] {
                 let finished = try await recorder.terminalEvent(ofSend: handle.id, timeout: 10 * timeScale)
                 #expect(finished.response?.json["key"] == "relay")
@@ -114,14 +117,16 @@ struct Shared: Request {
         }
     }
 
+    /// Seven requests that differ: the server answers only once all seven are in (a wrong merge would
+    /// leave it waiting, then count six).
     @Test(arguments: TransportUnderTest.network) func requestsThatDifferInAnythingAreNotMerged(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server, on: kind)
-            var withHeader = Shared("/concurrent/differ?ms=400")
+            let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 8 }
+            var withHeader = Shared("/concurrent/differ?together=7")
             withHeader.headers = ["X-Variant": "b"]
-            var otherQuery = Shared("/concurrent/differ?ms=400")
+            var otherQuery = Shared("/concurrent/differ?together=7")
             otherQuery.parameters = ["page": 2]
-            var post = Shared("/concurrent/differ?ms=400")
+            var post = Shared("/concurrent/differ?together=7")
             post.method = .post
             post.parameters = ["a": 1]
             post.parameterEncoding = .json
@@ -130,31 +135,34 @@ struct Shared: Request {
             postOtherBody.coalesces = true
             var postOptIn = post
             postOptIn.coalesces = true
-            let requests = [Shared("/concurrent/differ?ms=400"), withHeader, otherQuery, post, post, postOptIn, postOtherBody]
+            let requests = [Shared("/concurrent/differ?together=7"), withHeader, otherQuery, post, post, postOptIn, postOtherBody]
             await withTaskGroup(of: Void.self) { group in
                 for request in requests { group.addTask { _ = await client.result(request) } }
             }
             // plain, header, query, two POSTs (not coalesced by default), the opted-in POST, the other body.
             #expect(server.hits("/concurrent/differ") == 7)
+            #expect(server.concurrencyPeak("differ") == 7, "all seven in progress at once")
         }
     }
 
     @Test(arguments: TransportUnderTest.network) func optedInIdenticalPostsAreMergedAndOptedOutGetsAreNot(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)
-            var post = Shared("/concurrent/optin?ms=2000")
+            // The POSTs are held until all three have been sent (and joined); the GETs, until all three
+            // are in progress at once.
+            var post = Shared("/concurrent/optin?hold=release")
             post.method = .post
             post.parameters = ["a": 1]
             post.coalesces = true
-            var get = Shared("/concurrent/optout?ms=2000")
+            var get = Shared("/concurrent/optout?together=3")
             get.coalesces = false
-            let (samePost, sameGet) = (post, get)
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<3 { group.addTask { _ = await client.result(samePost) } }
-                for _ in 0..<3 { group.addTask { _ = await client.result(sameGet) } }
-            }
+            let ended = Box(0)
+            for request in [post, post, post, get, get, get] { client.send(request) { _ in ended.mutate { $0 += 1 } } }
+            server.release("optin")
+            #expect(await eventually(timeout: 30) { ended.value == 6 })
             #expect(server.hits("/concurrent/optin") == 1)
             #expect(server.hits("/concurrent/optout") == 3)
+            #expect(server.concurrencyPeak("optout") == 3)
         }
     }
 
@@ -162,9 +170,10 @@ struct Shared: Request {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.coalescesDuplicates = false }
             await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<4 { group.addTask { _ = await client.result(Shared("/concurrent/off?ms=300")) } }
+                for _ in 0..<4 { group.addTask { _ = await client.result(Shared("/concurrent/off?together=4")) } }
             }
             #expect(server.hits("/concurrent/off") == 4)
+            #expect(server.concurrencyPeak("off") == 4, "all four in progress at once, none merged")
         }
     }
 
@@ -181,30 +190,55 @@ struct Shared: Request {
             let client = makeClient(server, on: kind)
             let recorder = RecordingObserver<Shared>()
             recorder.observe(client)
-            var short = Shared("/concurrent/deadline?ms=4000")
+            var short = Shared("/concurrent/deadline?hold=release")
             short.timeout = 0.5
-            let patient = client.send(Shared("/concurrent/deadline?ms=4000"))
+            let patient = client.send(Shared("/concurrent/deadline?hold=release"))
             let hasty = client.send(short)
             let timedOut = try await recorder.terminalEvent(ofSend: hasty.id, timeout: 5 * timeScale)
             #expect(timedOut.error.map { if case .timedOut = $0 { true } else { false } } == true)
+            server.release("deadline")
             let finished = try await recorder.terminalEvent(ofSend: patient.id, timeout: 10 * timeScale)
             #expect(finished.response != nil)
             #expect(server.hits("/concurrent/deadline") == 1)
         }
     }
 
-    @Test func aSharedFailureReachesEverySendAndEachRetriesOnItsOwn() async throws {
-        let stub = StubTransport()
-        stub.on(Shared.self, answers: [.status(503, delay: 1.5), .json(["ok": true])])
-        let client = Dispatcher.stubbed(stub)
-        var request = Shared("/retry")
-        request.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0)
-        async let first = client.result(request)
-        async let second = client.result(request)
-        let results = await [first, second]
-        // One 503 shared by both sends; then each retries (their retries may share a transfer again).
-        #expect(results.allSatisfy { (try? $0.get())?.attempts == 2 })
-        #expect((2...3).contains(stub.recorded(of: Shared.self).count))
+    /// Counts the sends whose attempt 2 went to the transport.
+    final class SecondAttempts: EventMonitor {
+        let count = Box(0)
+        func request(_ send: SendContext, didAdapt urlRequest: URLRequest, attempt: Int) {
+            if attempt == 2 { count.mutate { $0 += 1 } }
+        }
+    }
+
+    /// One 503 is shared by both sends; each then retries on its own, and the two retries, in flight
+    /// at once, share a transfer again (the retry's answer is held until both have gone out).
+    @Test(arguments: TransportUnderTest.network) func aSharedFailureReachesEverySendAndEachRetriesOnItsOwn(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let arrivals = Box(0)
+            let retriesOut = Box(false)
+            server.route(nil, "/retry-shared") { request in
+                let number = arrivals.mutate { value -> Int in
+                    value += 1
+                    return value
+                }
+                if number == 1 { return .status(503) }
+                request.wait(timeout: 30) { retriesOut.value }
+                return .json(["ok": true])
+            }
+            let monitor = SecondAttempts()
+            let client = makeClient(server, on: kind) { $0.monitors = [monitor] }
+            var request = Shared("/retry-shared")
+            request.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0)
+            let results = Box([Result<Response<Shared>, NetworkError>]())
+            // Sent back to back from this task: the second joins the first's transfer.
+            for _ in 0..<2 { client.send(request) { result in results.mutate { $0.append(result) } } }
+            #expect(await eventually(timeout: 20) { monitor.count.value == 2 }, "both sends retried")
+            retriesOut.mutate { $0 = true }
+            #expect(await eventually(timeout: 20) { results.value.count == 2 })
+            #expect(results.value.allSatisfy { (try? $0.get())?.attempts == 2 }, "\(results.value)")
+            #expect(arrivals.value == 2, "one shared 503, then one shared retry")
+        }
     }
 
     @Test(arguments: TransportUnderTest.network) func everyCoalescedSendGetsProgress(_ kind: TransportUnderTest) async throws {
@@ -236,10 +270,11 @@ struct Shared: Request {
             let first = client.send(request) { _ in }
             let second = client.send(request) { _ in }
             let held = Box(false)
+            let cancelled = DispatchSemaphore(value: 0)
             client.addObserver(held, for: Shared.self, on: .immediate) { held, event in
                 guard event.sendID == second.id, event.progress != nil, !held.value else { return }
                 held.mutate { $0 = true }
-                Thread.sleep(forTimeInterval: 0.3)  // the cancel below lands meanwhile
+                _ = cancelled.wait(timeout: .now() + 20)  // until the cancel below has landed
             }
             let heard = Box([String]())
             client.addObserver(heard, for: Shared.self, on: .immediate) { heard, event in
@@ -248,6 +283,7 @@ struct Shared: Request {
             }
             #expect(await eventually(timeout: 10 * timeScale) { held.value })
             second.cancel()
+            cancelled.signal()
             #expect(await eventually(timeout: 10 * timeScale) { first.isFinished && second.isFinished })
             #expect(await eventually(timeout: 5 * timeScale) { heard.value.contains("terminal") })
             let terminal = try #require(heard.value.firstIndex(of: "terminal"))
@@ -258,11 +294,12 @@ struct Shared: Request {
 
     @Test func stubbedSendsAreCoalescedToo() async throws {
         let stub = StubTransport()
-        stub.on(Shared.self, answer: .json(["ok": true], delay: 1.5))
+        stub.on(Shared.self, answer: .json(["ok": true], delay: 0.5))
         let client = Dispatcher.stubbed(stub)
-        await withTaskGroup(of: Void.self) { group in
-            for _ in 0..<5 { group.addTask { _ = await client.result(Shared("/same")) } }
-        }
+        // Sent back to back from this task, so all five are in flight while the first waits its answer.
+        let ended = Box(0)
+        for _ in 0..<5 { client.send(Shared("/same")) { _ in ended.mutate { $0 += 1 } } }
+        #expect(await eventually(timeout: 20) { ended.value == 5 })
         #expect(stub.recorded(of: Shared.self).count == 1)
     }
 }
