@@ -183,9 +183,11 @@ import Testing
                 $0.interceptors = [Stubborn()]
             }, transport: transport)
         let started = Date()
-        // A deadline long enough for the transfer to run on a loaded machine (the stub answers at
-        // once); the decision never comes, so the deadline ends the send with the attempt's outcome.
-        let deadline = 3 * timeScale
+        // A deadline long enough for the transfer to run on a loaded machine (the stub answers at once,
+        // but the interceptors' task waits for a thread of Swift's pool, which the suite's start kept
+        // busy for over 5 s in one run); the decision never comes, so the deadline ends the send with
+        // the attempt's outcome.
+        let deadline = 10 * timeScale
         let error = await client.result(Get("/busy").with(\.timeout, deadline)).failure
         #expect(transport.requests.count == 1)
         #expect(error?.statusCode == 503, "the attempt's outcome stands: \(String(describing: error))")
