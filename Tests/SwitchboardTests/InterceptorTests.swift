@@ -192,7 +192,10 @@ import Testing
         #expect(transport.requests.count == 1)
         #expect(error?.statusCode == 503, "the attempt's outcome stands: \(String(describing: error))")
         let took = Date().timeIntervalSince(started)
-        #expect(took >= deadline - 0.05 && took < deadline + 2 * timeScale, "ended by the deadline: \(took) s")
+        // Not before the deadline; after it, by no more than the CPU starvation this suite's start
+        // causes on two cores (the compilers of the type-check suites: pure unit tests resumed 13 s
+        // late in one run), far below the never that a waiting send would be.
+        #expect(took >= deadline - 0.05 && took < deadline + 15 * timeScale, "ended by the deadline: \(took) s")
     }
 
     @Test(arguments: TransportUnderTest.network) func aCancelWhileInterceptorsDecideEndsTheSendAtOnce(_ kind: TransportUnderTest) async throws {
