@@ -228,12 +228,19 @@ import Testing
             let cache = scratch.cache()
             let client = Self.client(server, on: kind, cache) { $0.coalescesDuplicates = false }  // sixteen writers, not one
             let request = Counter(key: "race", policy: CachePolicy(timeToLive: 60, ignoresCache: true))
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<16 { group.addTask { _ = try? await client.response(for: request) } }
+            let counts = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<16 { group.addTask { Self.count(try await client.response(for: request)) } }
+                return try await group.reduce(into: [Int?]()) { $0.append($1) }
             }
+            // Sixteen transfers, each answered with its own count: sixteen writers of one key.
+            #expect(counts.compactMap { $0 }.sorted() == Array(1...16))
             cache.flush()
             let reread = try #require(Self.client(server, on: kind, scratch.cache()).cachedResponse(for: Counter(key: "race", policy: CachePolicy(timeToLive: 60))))
-            #expect((1...16).contains(Self.count(reread) ?? 0))
+            // One whole entry: one writer's response, its body intact (a torn file would not parse, or
+            // would be dropped as corrupt).
+            let stored = try #require(Self.count(reread))
+            #expect(counts.contains(stored), "the entry is one writer's answer")
+            #expect(reread.json["key"] == "race" && reread.json["auth"] == "")
             #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.folder.path).filter { $0.hasPrefix(".") }.isEmpty, "no temporary file left")
         }
     }

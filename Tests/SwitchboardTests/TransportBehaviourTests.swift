@@ -51,6 +51,61 @@ import Testing
         }
     }
 
+    /// Time spent waiting for a free connection is idle time, on both transports (as FoundationNetworking
+    /// counts it): with one connection per host, held by a transfer the server answers only when told,
+    /// a second transfer with a 1 s idle timeout ends in `idleTimeout` without reaching the server.
+    @Test(arguments: TransportUnderTest.network) func waitingForAFreeConnectionIsIdleTime(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server], configuration: Configuration { $0.maximumConnectionsPerHost = 1 })
+            let first = Task {
+                await transfer(
+                    transport, TransportRequest(URLRequest(url: server.url("/concurrent/busy?hold=release"))), options: TransferOptions(timeout: 60, idleTimeout: 60), timeout: 60)
+            }
+            #expect(await eventually(timeout: 20) { server.hits("/concurrent/busy") == 1 })
+            let queued = await transfer(transport, TransportRequest(URLRequest(url: server.url("/echo"))), options: TransferOptions(timeout: 60, idleTimeout: 1), timeout: 60)
+            guard case .idleTimeout(1)? = queued.error else {
+                Issue.record("\(kind): the queued transfer got \(String(describing: queued.result))")
+                server.release("busy")
+                return
+            }
+            #expect(server.hits("/echo") == 0)
+            server.release("busy")
+            #expect(await first.value.response?.httpResponse.statusCode == 200)
+        }
+    }
+
+    /// An idle timeout that is no number of seconds (0, negative, NaN, infinity) means none, and a huge
+    /// one is 23 days: nothing traps (FoundationNetworking did beyond 24.8 days), and the answer arrives.
+    @Test(arguments: [0, -1, .nan, .infinity, 1e11, 1e300], TransportUnderTest.network)
+    func anIdleTimeoutThatIsNoDurationMeansNone(_ idle: Double, _ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.idleTimeout = idle }
+            let response = try await client.response(for: Get("/delay/300"))
+            #expect(response.json["delayed"] == 300)
+            // Through the transport alone too, with the request's own default.
+            let record = await transfer(kind.make([server], configuration: Configuration { $0.idleTimeout = idle }), TransportRequest(URLRequest(url: server.url("/delay/300"))))
+            #expect(record.response?.httpResponse.statusCode == 200, "\(String(describing: record.result))")
+        }
+    }
+
+    /// A caller of a transport who set the request's own `timeoutInterval` (and no idle timeout in the
+    /// options) gets that one, not the configuration's.
+    @Test(arguments: TransportUnderTest.network) func aRequestsOwnTimeoutIntervalIsItsIdleTimeout(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server], configuration: Configuration { $0.idleTimeout = 30 })
+            var request = URLRequest(url: server.url("/delay/60000"))
+            request.timeoutInterval = 1
+            let started = Date()
+            let record = await transfer(transport, TransportRequest(request), timeout: 40)
+            guard case .idleTimeout(let after)? = record.error else {
+                Issue.record("\(kind): expected idleTimeout, got \(String(describing: record.result))")
+                return
+            }
+            #expect(after == 1)
+            #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 1 + 1 * timeScale)
+        }
+    }
+
     /// No extra round trip on a cold start: with no connection open, N concurrent sends to one host all
     /// reach it before any is answered (the route answers only once all four are in). libcurl's
     /// `PIPEWAIT` on clear-text transfers once made the others wait for the first one's response.

@@ -130,7 +130,8 @@ public struct Configuration: Sendable {
     }
 
     /// The idle timeout in seconds: the longest wait for the next byte; when it passes the send fails
-    /// with ``NetworkError/idleTimeout(after:)``. Default: 30.
+    /// with ``NetworkError/idleTimeout(after:)``. Default: 30. 0, a negative number, NaN or infinity
+    /// means no idle timeout (the deadline, ``timeout``, still ends a send); more than 23 days is 23 days.
     ///
     /// The libcurl transport keeps a timer per transfer, to the millisecond. FoundationNetworking (the
     /// URLSession transport on Linux) counts whole seconds, so there a fraction is rounded up: 0.5 s

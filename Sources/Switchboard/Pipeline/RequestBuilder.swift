@@ -162,7 +162,7 @@ enum RequestBuilder {
         var urlRequest = URLRequest(url: url)
         // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
-        urlRequest.timeoutInterval = configuration.idleTimeout
+        urlRequest.timeoutInterval = IdleTimeouts.effective(configuration.idleTimeout) ?? IdleTimeouts.longest
         urlRequest.httpBody = body
 
         var headers = HTTPHeaders()

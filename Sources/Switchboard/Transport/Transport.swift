@@ -70,9 +70,10 @@ public struct TransferOptions: Sendable {
     /// Which redirects to follow.
     public var redirects: RedirectRules
     /// The longest wait for the next byte before the transfer fails with
-    /// ``NetworkError/idleTimeout(after:)``; `nil` leaves it to the transport's own setting. A
-    /// ``Dispatcher`` sets it from ``Configuration/idleTimeout`` for every send (and the `URLRequest`'s
-    /// `timeoutInterval` with it, which is what ``URLSessionTransport`` reads).
+    /// ``NetworkError/idleTimeout(after:)``; `nil` leaves it to the transport: the request's own
+    /// `timeoutInterval` when it isn't `URLRequest`'s default of 60 s, else the transport's
+    /// configuration's. 0, a negative number, NaN or infinity means none. A ``Dispatcher`` sets it from
+    /// ``Configuration/idleTimeout`` for every send.
     public var idleTimeout: TimeInterval?
 
     /// Creates options.

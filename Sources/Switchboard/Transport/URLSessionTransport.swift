@@ -46,7 +46,9 @@ public final class URLSessionTransport: Transport {
         // A copy: URLSessionConfiguration is a class, and the caller's must not change.
         let settings = (sessionConfiguration.copy() as? URLSessionConfiguration) ?? sessionConfiguration
         settings.httpMaximumConnectionsPerHost = configuration.maximumConnectionsPerHost
-        settings.timeoutIntervalForRequest = configuration.idleTimeout
+        // FoundationNetworking reads it as a whole number of milliseconds for every task (NaN or
+        // infinity trapped there): only a duration it can take.
+        settings.timeoutIntervalForRequest = (IdleTimeouts.effective(configuration.idleTimeout) ?? IdleTimeouts.longest).rounded(.up)
         settings.urlCache = nil
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         settings.urlCredentialStorage = nil
@@ -82,17 +84,20 @@ public final class URLSessionTransport: Transport {
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         var request = request
-        // FoundationNetworking reads the idle timeout from the request (whose own default, 60 s, would
-        // win over the session's): the options' one, else the configuration's, as on libcurl.
+        // URLSession reads the idle timeout from the request: the options' one; else the request's own
+        // when the caller set one (not URLRequest's default of 60 s, which would win over the
+        // session's); else the configuration's, as on libcurl.
         var options = options
-        let idle = options.idleTimeout.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? idleTimeout
-        options.idleTimeout = idle
+        let own = request.urlRequest.timeoutInterval
+        let chosen = options.idleTimeout ?? (own != 60 ? own : idleTimeout)
+        let idle = IdleTimeouts.effective(chosen)
+        options.idleTimeout = idle ?? .infinity
         #if canImport(FoundationNetworking)
         // FoundationNetworking counts it in whole seconds, cut down: 0.5 s fired at once, 1.5 s at 1 s.
-        // Rounded up, it fires no early and less than a second late.
-        request.urlRequest.timeoutInterval = idle.rounded(.up)
+        // Rounded up, it fires no early and less than a second late. None is the longest applied.
+        request.urlRequest.timeoutInterval = (idle ?? IdleTimeouts.longest).rounded(.up)
         #else
-        request.urlRequest.timeoutInterval = idle
+        request.urlRequest.timeoutInterval = idle ?? IdleTimeouts.longest
         #endif
         let state = TransferState(request: request, options: options, callbacks: callbacks)
         delegate.start(state, in: session, queue: queue)

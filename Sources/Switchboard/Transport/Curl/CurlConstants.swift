@@ -31,6 +31,9 @@ enum CurlConstant {
     static let optProtocols: Int32 = 181  // deprecated in 7.85 for CURLOPT_PROTOCOLS_STR, which 7.68 lacks
     static let optTCPKeepAlive: Int32 = 213
     static let optPipeWait: Int32 = 237
+    static let optXferInfoData: Int32 = 10_000 + 57
+    static let optXferInfoFunction: Int32 = 20_000 + 219
+
     static let optSuppressConnectHeaders: Int32 = 265
 
     // MARK: curl_multi_setopt options (CURLMoption)

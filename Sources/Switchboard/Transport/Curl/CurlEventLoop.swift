@@ -113,12 +113,14 @@ final class CurlEventLoop: @unchecked Sendable {
         guard now >= nextIdleCheck else { return }
         var expired: [CurlTransfer] = []
         var earliest = UInt64.max
-        for transfer in running.values {
-            let deadline = transfer.lastActivity &+ UInt64(transfer.idleTimeout * 1e9)
+        for transfer in running.values where transfer.idleNanoseconds != .max {
+            let (deadline, overflow) = transfer.lastActivity.addingReportingOverflow(transfer.idleNanoseconds)
+            if overflow { continue }
             if deadline <= now { expired.append(transfer) } else { earliest = min(earliest, deadline) }
         }
-        nextIdleCheck = earliest
-        for transfer in expired { end(transfer, .failure(.idleTimeout(after: transfer.idleTimeout))) }
+        // At most every 5 ms: deadlines close together are looked at in one pass.
+        nextIdleCheck = earliest == .max ? .max : earliest &+ 5_000_000
+        for transfer in expired { end(transfer, .failure(.idleTimeout(after: transfer.idleTimeout ?? 0))) }
     }
 
     /// How long the loop may sleep in `curl_multi_poll`: a second at most, and no later than the next
@@ -143,7 +145,10 @@ final class CurlEventLoop: @unchecked Sendable {
             return
         }
         running[easy] = transfer
-        nextIdleCheck = min(nextIdleCheck, transfer.lastActivity &+ UInt64(transfer.idleTimeout * 1e9))
+        if transfer.idleNanoseconds != .max {
+            let (deadline, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(transfer.idleNanoseconds)
+            if !overflow { nextIdleCheck = min(nextIdleCheck, deadline) }
+        }
         if curl.multiAdd(multi, easy) != 0 {
             running[easy] = nil
             recycle(transfer.releaseHop())

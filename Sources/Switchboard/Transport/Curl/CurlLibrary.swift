@@ -16,6 +16,8 @@ import Glibc
 final class CurlLibrary: @unchecked Sendable {
     typealias Handle = OpaquePointer
     typealias DataCallback = @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
+    /// `CURLOPT_XFERINFOFUNCTION`: (context, download total, downloaded, upload total, uploaded).
+    typealias TransferInfoCallback = @convention(c) (UnsafeMutableRawPointer?, Int64, Int64, Int64, Int64) -> Int32
 
     let version: String
     let versionNumber: UInt32

@@ -33,10 +33,16 @@ final class CurlTransfer: @unchecked Sendable {
     private let rules: TransferRules
     private let callbacks: TransferCallbacks
     private let cookieJar: HTTPCookieStorage?
-    let idleTimeout: TimeInterval
-    /// When the current hop last sent or received a byte (or started), in `DispatchTime` nanoseconds:
-    /// the loop ends a hop idle for longer than ``idleTimeout`` (loop thread only).
+    /// The idle timeout, or `nil` for none (``IdleTimeouts``).
+    let idleTimeout: TimeInterval?
+    /// ``idleTimeout`` in nanoseconds (`UInt64.max` for none).
+    let idleNanoseconds: UInt64
+    /// When the current hop started or last sent or received a byte, in `DispatchTime` nanoseconds. The
+    /// loop ends a hop idle for longer than ``idleTimeout`` (loop thread only). A wait for a free
+    /// connection counts, as it does on URLSession.
     private(set) var lastActivity: UInt64 = 0
+    /// The bytes libcurl last reported sent (an upload's progress is idle-timer activity).
+    private var reportedUpload: Int64 = 0
     private let start = Date()
     private let finishedFlag = AtomicFlag()
 
@@ -64,7 +70,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var bytesSent: Int64 = 0
     private var firstByte: TimeInterval?
 
-    init(curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval) {
+    init(curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval?) {
         self.curl = curl
         self.request = request
         rules = TransferRules(options)
@@ -72,7 +78,8 @@ final class CurlTransfer: @unchecked Sendable {
         self.cookieJar = cookieJar
         // The loop's own timer, to the millisecond (libcurl's low-speed limit counts whole seconds and,
         // once a byte has arrived, fired seconds late).
-        self.idleTimeout = max(0.001, idleTimeout)
+        self.idleTimeout = idleTimeout
+        idleNanoseconds = idleTimeout.map { UInt64($0 * 1e9) } ?? .max
         current = request.urlRequest
         currentBody = request.body
         errorBuffer.initialize(repeating: 0, count: CurlConstant.errorSize)
@@ -116,9 +123,11 @@ final class CurlTransfer: @unchecked Sendable {
         // Waiting for a connection that may multiplex only pays where HTTP/2 can be agreed (https, by
         // ALPN). In clear text it made concurrent sends to one host wait for the first one's response.
         _ = curl.setLong(easy, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0)
-        // The idle timeout is the loop's timer (`lastActivity`); connecting counts as idle time too.
-        _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, max(1, Int((idleTimeout * 1000).rounded(.up))))
+        // The idle timeout is the loop's timer (`lastActivity`), from the hop's start: a wait for a free
+        // connection, connecting and the server's silence all count, as on URLSession.
+        if let idleTimeout { _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, max(1, Int((idleTimeout * 1000).rounded(.up)))) }
         lastActivity = DispatchTime.now().uptimeNanoseconds
+        reportedUpload = 0
         // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
         setString(CurlConstant.optAcceptEncoding, "")
         _ = curl.setPointer(easy, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
@@ -152,6 +161,12 @@ final class CurlTransfer: @unchecked Sendable {
             _ = curl.setOffset(easy, CurlConstant.optPostFieldSizeLarge, length ?? 0)
             _ = curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
             _ = curl.setPointer(easy, CurlConstant.optReadData, context)
+            // libcurl asks for the body a buffer at a time (64 KiB): its progress says when bytes go out.
+            if idleTimeout != nil {
+                _ = curl.setLong(easy, CurlConstant.optNoProgress, 0)
+                _ = curl.setPointer(easy, CurlConstant.optXferInfoFunction, unsafeBitCast(Self.onTransferInfo as CurlLibrary.TransferInfoCallback, to: UnsafeRawPointer.self))
+                _ = curl.setPointer(easy, CurlConstant.optXferInfoData, context)
+            }
             if method != "POST" { setString(CurlConstant.optCustomRequest, method) }
         }
     }
@@ -225,7 +240,8 @@ final class CurlTransfer: @unchecked Sendable {
             break
         }
         guard code == CurlConstant.ok else {
-            return .finished(.failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout, received: bytesReceived, expected: expectedToReceive)))
+            return .finished(
+                .failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout ?? 300, received: bytesReceived, expected: expectedToReceive)))
         }
         guard let head else { return .finished(.failure(Self.closedBeforeTheHead)) }
         if let unwritten { return .finished(.failure(unwritten)) }
@@ -478,6 +494,16 @@ final class CurlTransfer: @unchecked Sendable {
         let length = size * count
         transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
         return transfer.body(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+    }
+
+    private static let onTransferInfo: CurlLibrary.TransferInfoCallback = { context, _, _, _, uploaded in
+        guard let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        if uploaded != transfer.reportedUpload {
+            transfer.reportedUpload = uploaded
+            transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
+        }
+        return 0
     }
 
     private static let onRead: CurlLibrary.DataCallback = { buffer, size, count, context in
