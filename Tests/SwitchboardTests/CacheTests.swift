@@ -171,6 +171,33 @@ import Testing
         }
     }
 
+    struct Dated: Request {
+        var path: String { "/dated" }
+        var cachePolicy: CachePolicy? { CachePolicy(timeToLive: 0) }
+    }
+
+    /// Revalidation by date alone: the route has no ETag and answers 304 only to an `If-Modified-Since`
+    /// equal to its `Last-Modified` (the `/etag` route would answer `If-None-Match` first).
+    @Test(arguments: TransportUnderTest.network) func aStaleEntryWithOnlyADateIsRevalidatedByIfModifiedSince(_ kind: TransportUnderTest) async throws {
+        let scratch = Scratch()
+        try await withServer { server in
+            let lastModified = "Wed, 21 Oct 2015 07:28:00 GMT"
+            let asked = Box<[String]>([])
+            server.route("GET", "/dated") { request in
+                asked.mutate { $0.append(request.header("If-Modified-Since") ?? "-") }
+                #expect(request.header("If-None-Match") == nil)
+                if request.header("If-Modified-Since") == lastModified { return ServerResponse(status: 304, headers: [("Last-Modified", lastModified)]) }
+                return .json(["name": "dated"], headers: [("Last-Modified", lastModified), ("Cache-Control", "no-cache")])
+            }
+            let client = Self.client(server, on: kind, scratch.cache())
+            let first = try await client.response(for: Dated())
+            let second = try await client.response(for: Dated())
+            #expect(first.source == .network && second.source == .revalidated)
+            #expect(second.statusCode == 200 && second.json["name"] == "dated")
+            #expect(asked.value == ["-", lastModified])
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func noStoreIsNeverStoredAndCredentialsOnlyWhenAllowed(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()
         try await withServer { server in

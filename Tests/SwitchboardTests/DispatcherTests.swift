@@ -176,7 +176,7 @@ import Testing
     @Test func configurationChangesApplyToLaterSends() async throws {
         try await withServer { server in
             let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
-            #expect(await client.result(Get("/echo")).failure != nil)
+            #expect(await client.result(Get("/echo")).failure?.invalidReason?.contains("no base URL") == true)
             client.updateConfiguration { $0.baseURL = server.baseURL }
             let response = try await client.response(for: Get("/echo"))
             #expect(response.statusCode == 200)

@@ -81,7 +81,7 @@ import Testing
             }
             #expect(await eventually(timeout: 20) { client.inFlightCount == 0 })
             // A send leaves the in-flight table just before its terminal event is posted: wait for the posts.
-            _ = await eventually(timeout: 20) { recorder.events.filter(\.isTerminal).count >= rounds }
+            #expect(await eventually(timeout: 20) { recorder.events.filter(\.isTerminal).count >= rounds })
             let bySend = Dictionary(grouping: recorder.events, by: \.sendID)
             #expect(bySend.count == rounds)
             for (id, events) in bySend {

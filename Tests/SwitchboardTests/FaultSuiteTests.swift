@@ -21,7 +21,8 @@ struct Fault: Sendable, CustomStringConvertible {
     var description: String { name }
 
     enum Outcome: Sendable {
-        case success
+        /// Success with exactly this body (decoded when the server encoded it).
+        case success(body: Data)
         case transport(URLError.Code)
         case timedOut
         case idleTimeout
@@ -37,7 +38,7 @@ struct Fault: Sendable, CustomStringConvertible {
 
     func matches(_ result: Result<Response<Get>, NetworkError>) -> Bool {
         switch (expect, result) {
-        case (.success, .success): true
+        case (.success(let body), .success(let response)): response.data == body
         case (.transport(let code), .failure(.transport(let error))): error.code == code
         case (.timedOut, .failure(.timedOut)): true
         case (.idleTimeout, .failure(.idleTimeout)): true
@@ -67,7 +68,9 @@ struct Fault: Sendable, CustomStringConvertible {
         // Status line and headers
         Fault(name: "invalid status line", answer: raw("HTTP/1.1 abc\r\n\r\n"), expect: .malformed),
         Fault(name: "not HTTP at all", answer: raw("hello there\r\n\r\n"), expect: .malformed),
-        Fault(name: "1xx before the final status", answer: raw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .success),
+        Fault(
+            name: "1xx before the final status", answer: raw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\n\r\n{}"),
+            expect: .success(body: Data("{}".utf8))),
         // A minute of dripping (600 bytes, 0.1 s apart): the deadline must end the send long before the
         // server closes mid-head, which on URLSession is the FoundationNetworking crash of
         // ChildProcessFaultTests (a 5-second drip once outlasted a delayed cancel under TSan).
@@ -77,19 +80,20 @@ struct Fault: Sendable, CustomStringConvertible {
                 Array(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 28)).utf8).map { Data([$0]) }, interval: 0.1),
             expect: .timedOut, timeout: 0.5),
         Fault(
-            name: "a 100 KB header line", answer: raw("HTTP/1.1 200 OK\r\n\(json)X-Big: \(String(repeating: "x", count: 100_000))\r\nContent-Length: 2\r\n\r\n{}"), expect: .success
+            name: "a 100 KB header line", answer: raw("HTTP/1.1 200 OK\r\n\(json)X-Big: \(String(repeating: "x", count: 100_000))\r\nContent-Length: 2\r\n\r\n{}"),
+            expect: .success(body: Data("{}".utf8))
         ),
         Fault(name: "a header line without a colon", answer: raw("HTTP/1.1 200 OK\r\n\(json)garbage\r\nContent-Length: 2\r\n\r\n{}"), expect: .malformed),
         // Framing
         Fault(
             name: "close mid-body with a Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 100\r\n\r\n{\"a\":1"), expect: .transport(.networkConnectionLost)),
-        Fault(name: "HTTP/1.0 without a length (ends at close)", answer: raw("HTTP/1.0 200 OK\r\n\(json)\r\n{\"ok\":true}"), expect: .success),
+        Fault(name: "HTTP/1.0 without a length (ends at close)", answer: raw("HTTP/1.0 200 OK\r\n\(json)\r\n{\"ok\":true}"), expect: .success(body: Data(#"{"ok":true}"#.utf8))),
         Fault(
             name: "two conflicting Content-Lengths", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2\r\nContent-Length: 5\r\n\r\n{}"),
             expect: .malformed),
         Fault(
             name: "Content-Length and chunked together", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 50\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"),
-            expect: .success),
+            expect: .success(body: Data("{}".utf8))),
         Fault(
             name: "truncated chunked body", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n"), expect: .transport(.networkConnectionLost)),
         Fault(name: "bad chunk size", answer: raw("HTTP/1.1 200 OK\r\n\(json)Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"), expect: .malformed),
@@ -114,7 +118,9 @@ struct Fault: Sendable, CustomStringConvertible {
         Fault(name: "oversize body by Content-Length", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 2000000\r\n\r\n{}"), expect: .tooLarge, maximumResponseSize: 1 << 20),
         Fault(name: "oversize body by chunks", answer: .chunksRaw(count: 40, size: 64 << 10), expect: .tooLarge, maximumResponseSize: 1 << 20),
         Fault(name: "gzip bomb (26 KB that decode to 4 MiB)", answer: .gzipped(Gzip.zeros(4 << 20)), expect: .tooLarge, maximumResponseSize: 1 << 20),
-        Fault(name: "a small gzip body decodes", answer: .gzipped(Gzip.zeros(10_000)), expect: .success, maximumResponseSize: 1 << 20),
+        Fault(
+            name: "a small gzip body decodes", answer: .gzipped(Gzip.zeros(10_000)), expect: .success(body: Data(count: 1 + (10_000 - 1) / 258 * 258)), maximumResponseSize: 1 << 20
+        ),
         // Bodies
         Fault(name: "malformed JSON", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 8\r\n\r\n{\"a\": 1,"), expect: .decoding),
         Fault(name: "JSON cut short", answer: raw("HTTP/1.1 200 OK\r\n\(json)Content-Length: 5\r\n\r\n[1, 2"), expect: .decoding),

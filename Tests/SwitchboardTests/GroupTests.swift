@@ -154,7 +154,12 @@ import Testing
             let batch = BatchRequest([Get("/users/1")], dispatcher: client)
             _ = try await batch.run()
             await #expect(throws: GroupError.self) { _ = try await batch.run() }
-            do throws(GroupError) { _ = try await batch.run() } catch { #expect(error.error.invalidReason?.contains("already started") == true) }
+            do throws(GroupError) {
+                _ = try await batch.run()
+                Issue.record("a batch runs once")
+            } catch {
+                #expect(error.error.invalidReason?.contains("already started") == true)
+            }
 
             let log = EventLog<Slow>()
             client.addObserver(log, for: Slow.self, on: .immediate) { $0.record($1) }
@@ -222,7 +227,12 @@ import Testing
             do {
                 let strongBatch = BatchRequest([Get("/users/1"), Get("/status/500")], dispatcher: client)
                 gone.batch = strongBatch
-                _ = try? await strongBatch.run()
+                do throws(GroupError) {
+                    _ = try await strongBatch.run()
+                    Issue.record("the batch should fail")
+                } catch {
+                    #expect(error.failed?.index == 1 && error.error.statusCode == 500)
+                }
                 let strongChain = ChainRequest(dispatcher: client)
                 strongChain.add(Get("/users/1")) { chain, _ in chain.add(Get("/users/2")) }
                 gone.chain = strongChain

@@ -505,8 +505,17 @@ struct LoopbackServerTests {
     }
 
     @Test func stopIsIdempotentClosesConnectionsAndFreesThePort() throws {
-        // Given a server with an open keep-alive connection
-        let server = try LoopbackServer.standard()
+        // Given a server with an open keep-alive connection, on a port above Linux's ephemeral range
+        // (32768–60999): the other suites' servers take ephemeral ports, so none can take this one
+        // between the stop and the checks below.
+        var started: LoopbackServer?
+        for candidate in (0..<20).map({ _ in UInt16.random(in: 61_000...65_000) }) {
+            if let server = try? LoopbackServer.standard(port: candidate) {
+                started = server
+                break
+            }
+        }
+        let server = try #require(started, "no free port above the ephemeral range")
         let port = server.port
         let socket = try LoopbackTestSocket(port: port)
         try socket.send("GET /small HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -530,13 +539,17 @@ struct LoopbackServerTests {
         let server = try LoopbackServer.standard()
         let socket = try LoopbackTestSocket(port: server.port)
         try socket.send("GET /delay/60000 HTTP/1.1\r\nHost: x\r\n\r\n")
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while server.totalRequests == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(server.totalRequests == 1, "the slow handler is running")
 
+        let stopping = Date()
         server.stop()
 
+        // The handler woke at once (not after its minute), and the client reads to the close.
+        #expect(Date().timeIntervalSince(stopping) < 5 * timeScale)
         #expect(server.openConnections == 0)
-        _ = try? socket.readToEOF()
+        _ = try socket.readToEOF()
     }
 
     @Test func startTwiceThrows() throws {

@@ -174,7 +174,8 @@ import LoopbackServer
         let client = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL })
         let counter = Counter()
         client.addObserver(counter, for: Ping.self, calling: Counter.changed)
-        _ = try? await client.response(for: Ping())
+        let response = try await client.response(for: Ping())
+        #expect(response.statusCode == 200)
         let log = counter.onMain
         #expect(await eventually { log.value.count == 2 })
         #expect(log.value == [true, true])
