@@ -84,13 +84,10 @@ public final class URLSessionTransport: Transport {
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         var request = request
-        // URLSession reads the idle timeout from the request: the options' one; else the request's own
-        // when the caller set one (not URLRequest's default of 60 s, which would win over the
-        // session's); else the configuration's, as on libcurl.
+        // URLSession reads the idle timeout from the request (whose default of 60 s would win over the
+        // session's): the one IdleTimeouts chooses, as on libcurl.
         var options = options
-        let own = request.urlRequest.timeoutInterval
-        let chosen = options.idleTimeout ?? (own != 60 ? own : idleTimeout)
-        let idle = IdleTimeouts.effective(chosen)
+        let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
         options.idleTimeout = idle ?? .infinity
         #if canImport(FoundationNetworking)
         // FoundationNetworking counts it in whole seconds, cut down: 0.5 s fired at once, 1.5 s at 1 s.

@@ -61,10 +61,7 @@ public final class CurlTransport: Transport {
 
     /// Starts a transfer on the loop thread.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
-        // The options' idle timeout; else the request's own, when the caller set one (not URLRequest's
-        // default of 60 s); else the configuration's: as on the URLSession transport.
-        let own = request.urlRequest.timeoutInterval
-        let idle = IdleTimeouts.effective(options.idleTimeout ?? (own != 60 ? own : idleTimeout))
+        let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
         let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
