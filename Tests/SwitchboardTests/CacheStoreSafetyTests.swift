@@ -239,8 +239,7 @@ import Testing
             var entry = CachedEntry(
                 key: key, url: "http://example.invalid/profile", statusCode: 200, headers: ["Content-Type": "application/octet-stream"],
                 storedAt: date, expiresAt: date.addingTimeInterval(600), version: 0, sensitiveData: nil, appVersion: "1")
-            // Large, so that reading and checksumming it takes a while.
-            entry.body = Data(text.utf8) + Data(repeating: 0x20, count: 24 << 20)
+            entry.body = Data(text.utf8) + Data(repeating: 0x20, count: 4 << 10)
             return entry
         }
         let writer = ResponseCache(directory: scratch.folder, memoryByteLimit: 64 << 20, logger: nil)
@@ -248,20 +247,20 @@ import Testing
         writer.flush()
         let cache = ResponseCache(directory: scratch.folder, memoryByteLimit: 64 << 20, logger: nil)
         _ = cache.directory  // the folder's first check and scan, done
-        let started = DispatchSemaphore(value: 0)
-        cache.diskReadGate.withLock { $0 = { started.signal() } }
-        let found = Box<CachedEntry??>(nil)
-        #expect(cache.lookUp(key) { entry in found.mutate { $0 = .some(entry) } }.isLater)
+        // The newer entry is stored after the read has decoded the older one, before it keeps it.
         let newer = entry("new", at: now.addingTimeInterval(1))
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            onOwnThread {
-                started.wait()
-                usleep(20_000)  // the read is under way
+        let decoded = Box(0)
+        cache.diskReadDecodedGate.withLock {
+            $0 = {
+                decoded.mutate { $0 += 1 }
                 cache.store(newer)
-                continuation.resume()
             }
         }
+        let found = Box<CachedEntry??>(nil)
+        #expect(cache.lookUp(key) { entry in found.mutate { $0 = .some(entry) } }.isLater)
         #expect(await eventually(timeout: 30) { found.value != nil })
+        #expect(decoded.value == 1, "the read decoded the older entry before the store")
+        cache.diskReadDecodedGate.withLock { $0 = nil }
         cache.flush()
         let inMemory = cache.entry(for: key)
         #expect(inMemory.map { String(decoding: $0.body.prefix(3), as: UTF8.self) } == "new", "the entry stored last is the one kept")

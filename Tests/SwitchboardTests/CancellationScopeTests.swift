@@ -102,18 +102,18 @@ private final class Screen: Sendable {}
         }
     }
 
-    @Test func ownerDeallocatedBeforeTheTransferStartsStillCancelsOnce() async throws {
-        let stub = StubTransport()
-        stub.on(Ping.self, answer: .json([:], delay: 5))
-        let client = Dispatcher.stubbed(stub)
-        let recorder = RecordingObserver<Ping>()
-        recorder.observe(client)
-        var screen: Screen? = Screen()
-        let handle = client.send(Ping(), owner: screen!)
-        screen = nil
-        let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 2 * timeScale)
-        #expect(event.error?.isCancelled == true)
-        try await Task.sleep(nanoseconds: 200_000_000)
-        #expect(recorder.terminalEvents.count == 1)
+    @Test(arguments: TransportUnderTest.network) func ownerDeallocatedBeforeTheTransferStartsStillCancelsOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let recorder = RecordingObserver<Get>()
+            recorder.observe(client)
+            var screen: Screen? = Screen()
+            let handle = client.send(Get("/delay/60000"), owner: screen!)
+            screen = nil
+            let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 30)
+            #expect(event.error?.isCancelled == true)
+            #expect(await settled(client), "the cancelled transfer's end is reported")
+            #expect(recorder.terminalEvents.count == 1)
+        }
     }
 }

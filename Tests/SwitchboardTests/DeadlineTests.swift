@@ -179,7 +179,7 @@ final class SilentTransport: Transport {
                 Issue.record("expected timedOut, got \(String(describing: error))")
                 return
             }
-            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await settled(client))
             let names = log.events.map { Listener.name($0) }
             #expect(names.contains("progress"))
             #expect(names.last == "failed", "\(names.suffix(3))")

@@ -18,7 +18,7 @@ import Testing
             handle.cancel()
             handle.cancel()
             #expect(await eventually { results.value.count == 1 })
-            try await Task.sleep(nanoseconds: 100_000_000)  // a late transport completion must not add a second event
+            #expect(await settled(client), "the transport reported its end too")  // a late report must add no event
             #expect(results.value == [true])
             #expect(listener.log.value == ["started", "cancelled"])
             #expect(handle.isFinished)
@@ -69,12 +69,13 @@ import Testing
             // What the release has to cancel (a diagnosis, should this test fail again as it did once in CI).
             let running = client?.runningRequests.map { "\($0.url?.query ?? "-") attempts \($0.attempts)" } ?? []
             #expect(running.count == 3, "in flight before the release: \(running)")
+            let transport = client?.transportInUse
             let releasedAt = Date()
             client = nil
             #expect(released == nil)
             #expect(await eventually(timeout: 30) { outcomes.value.count == 3 })
             #expect(Date().timeIntervalSince(releasedAt) < 30 * timeScale)  // not the server's 60 s (a loaded machine may be slow)
-            try await Task.sleep(nanoseconds: 100_000_000)
+            if let transport { #expect(await settled(transport)) }
             #expect(outcomes.value == Array(repeating: "cancelled", count: 3))
         }
     }
@@ -85,7 +86,7 @@ import Testing
             let task = Task { () async throws(NetworkError) -> Response<Get> in
                 try await client.response(for: Get("/delay/60000"))
             }
-            try await Task.sleep(nanoseconds: 50_000_000)
+            #expect(await eventually(timeout: 30) { server.hits("/delay/60000") == 1 }, "cancelled while in flight")
             task.cancel()
             let result = await task.result
             #expect((result.failure as? NetworkError)?.isCancelled == true)
@@ -154,7 +155,7 @@ import Testing
                 if n % 5 == 0, n >= 10 { handles[n - 10].cancel() }
             }
             #expect(await eventually(timeout: 30) { completions.value == sends })
-            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await settled(client))
             #expect(completions.value == sends)
             let log = listener.log.value
             #expect(log.filter { $0 == "started" }.count == sends)

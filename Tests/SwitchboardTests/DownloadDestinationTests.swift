@@ -26,7 +26,7 @@ import Testing
     ]
 
     static func client(_ server: LoopbackServer, _ folders: Folders, _ kind: TransportUnderTest) -> Dispatcher {
-        DownloadTests.client(server, folders) { $0.transport = kind.factory }
+        DownloadTests.client(server, folders, on: kind)
     }
 
     static func contents(_ folder: URL) throws -> [String] {

@@ -142,7 +142,7 @@ import Testing
             // ignores If-Range: its 416 names the length, but with version 2's ETag
             let file = LargeResource(length: 300_000)
             server.serve(file, at: "/files/f.bin")
-            let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+            let client = DownloadTests.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("f.bin")
             try DownloadTests.plant(
                 file.bytes(0..<file.length), for: server.url("/files/f.bin"), destination: destination, validator: file.etag, total: Int64(file.length),
@@ -174,7 +174,7 @@ import Testing
                 }
                 return file.respond(to: request)
             }
-            let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+            let client = DownloadTests.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("f.bin")
             try DownloadTests.plant(
                 file.bytes(0..<file.length), for: server.url("/files/f.bin"), destination: destination, validator: file.etag, total: Int64(file.length),
@@ -198,7 +198,7 @@ import Testing
             // Given a download with a Range of the app's own, past the end of the file
             let file = LargeResource(length: 300_000)
             server.serve(file, at: "/files/f.bin")
-            let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+            let client = DownloadTests.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("f.bin")
             let error = await client.result(Download("/files/f.bin", to: destination, headers: ["Range": "bytes=400000-"])).failure
             // Then the 416 is its answer: one request, no restart, no file, nothing kept
@@ -234,7 +234,7 @@ import Testing
             // byte 0 (the head of a whole body comes, then the transfer fails)
             let file = LargeResource(length: 2 << 20)
             server.serve(file, at: "/files/big.bin")
-            let failing = DownloadTests.client(server, folders) { configuration in
+            let failing = DownloadTests.client(server, folders, on: kind) { configuration in
                 configuration.transport = TransportFactory(name: "fails-to-write-from-the-start") { FailsToWriteFromTheStart(inner: kind.factory.makeTransport($0)) }
             }
             let destination = folders.files.appendingPathComponent("big.bin")
@@ -247,7 +247,7 @@ import Testing
             #expect(failed?.isTransport == true, "\(String(describing: failed))")
             // Then no record describes version 1's bytes as version 2's: the next send asks for
             // everything, and the file is version 2 whole
-            let response = try await DownloadTests.client(server, folders) { $0.transport = kind.factory }.response(for: Download("/files/big.bin", to: destination))
+            let response = try await DownloadTests.client(server, folders, on: kind).response(for: Download("/files/big.bin", to: destination))
             #expect(file.requests.map(\.range) == [nil, "bytes=700000-", nil])
             #expect(response.statusCode == 200)
             #expect(await DownloadTests.holds(destination, file))
@@ -305,7 +305,7 @@ import Testing
     /// Cuts `/files/g.bin` off, then sends it again: nothing may have been kept, so the second asks
     /// for everything and the file is whole.
     static func expectNothingKept(_ server: LoopbackServer, _ folders: Folders, _ kind: TransportUnderTest, _ file: LargeResource, _ ranges: Locked<[String?]>) async throws {
-        let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+        let client = DownloadTests.client(server, folders, on: kind)
         let destination = folders.files.appendingPathComponent("g.bin")
         let cut = await client.result(Download("/files/g.bin", to: destination)).failure
         #expect(cut?.isTransport == true, "\(String(describing: cut))")
@@ -376,7 +376,7 @@ import Testing
                     status: 206, headers: [("ETag", etag), ("Content-Range", "bytes 30000-99999/100000")],
                     body: .data(file.bytes(30_000..<100_000) + Data(count: 10)))
             }
-            let client = DownloadTests.client(server, folders) { $0.transport = kind.factory }
+            let client = DownloadTests.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("g.bin")
             let cut = await client.result(Download("/files/g.bin", to: destination)).failure
             #expect(cut?.isTransport == true, "\(String(describing: cut))")

@@ -1,6 +1,6 @@
 import Foundation
 import LoopbackServer
-import Switchboard
+@testable import Switchboard
 import Testing
 
 /// Downloads to a file: progress, resuming with `Range`/`If-Range` after an abort, a changed file, a
@@ -21,8 +21,10 @@ import Testing
         func remove() { try? FileManager.default.removeItem(at: root) }
     }
 
-    static func client(_ server: LoopbackServer, _ folders: Folders, _ configure: (inout Configuration) -> Void = { _ in }) -> Dispatcher {
-        makeClient(server) {
+    static func client(
+        _ server: LoopbackServer, _ folders: Folders, on kind: TransportUnderTest, _ configure: (inout Configuration) -> Void = { _ in }
+    ) -> Dispatcher {
+        makeClient(server, on: kind) {
             $0.partialDownloadsDirectory = folders.partials
             // These tests hold files mid-way while they act; a loaded pool (the whole suite under TSan)
             // can take longer than the default 30 s to come back to them.
@@ -39,19 +41,19 @@ import Testing
 
     /// A served file whose first download is cut off at `offset`: the file, a client and the destination.
     static func cutOff(
-        _ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, on kind: TransportUnderTest = .urlSession, configure: (LargeResource) -> Void = { _ in }
+        _ server: LoopbackServer, _ folders: Folders, length: Int, at offset: Int, on kind: TransportUnderTest, configure: (LargeResource) -> Void = { _ in }
     ) async -> (LargeResource, Dispatcher, URL) {
         let file = LargeResource(length: length)
         configure(file)
         server.serve(file, at: "/files/big.bin")
-        let client = Self.client(server, folders) { $0.transport = kind.factory }
+        let client = Self.client(server, folders, on: kind)
         let destination = folders.files.appendingPathComponent("big.bin")
         file.abort(atOffset: offset)
         _ = await client.result(Download("/files/big.bin", to: destination))
         return (file, client, destination)
     }
 
-    @Test func aDownloadGoesToItsFileWithProgressThatEndsAtTheTotal() async throws {
+    @Test(arguments: TransportUnderTest.network) func aDownloadGoesToItsFileWithProgressThatEndsAtTheTotal(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
@@ -59,7 +61,7 @@ import Testing
             server.serve(file, at: "/files/big.bin")
             let progress = Locked([TransferProgress]())
             let destination = folders.files.appendingPathComponent("big.bin")
-            let response = try await Self.client(server, folders).response(for: Download("/files/big.bin", to: destination)) { value in
+            let response = try await Self.client(server, folders, on: kind).response(for: Download("/files/big.bin", to: destination)) { value in
                 progress.withLock { $0.append(value) }
             }
             #expect(response.fileURL == destination.standardizedFileURL)
@@ -73,34 +75,34 @@ import Testing
         }
     }
 
-    @Test func aDirectoryDestinationTakesTheURLsLastPathComponent() async throws {
+    @Test(arguments: TransportUnderTest.network) func aDirectoryDestinationTakesTheURLsLastPathComponent(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 100_000)
             server.serve(file, at: "/files/report.pdf")
-            let response = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: folders.files))
+            let response = try await Self.client(server, folders, on: kind).response(for: Download("/files/report.pdf", to: folders.files))
             #expect(response.fileURL?.lastPathComponent == "report.pdf")
             #expect(await Self.holds(folders.files.appendingPathComponent("report.pdf"), file))
             // An existing file is replaced only when the destination says so.
             file.version = 2
-            let refused = await Self.client(server, folders).result(Download("/files/report.pdf", to: folders.files)).failure
+            let refused = await Self.client(server, folders, on: kind).result(Download("/files/report.pdf", to: folders.files)).failure
             #expect(refused?.downloadError == .destinationExists(folders.files.appendingPathComponent("report.pdf").standardizedFileURL))
             let replacing = DownloadDestination.folder(folders.files, options: [.removePreviousFile])
-            _ = try await Self.client(server, folders).response(for: Download("/files/report.pdf", to: replacing))
+            _ = try await Self.client(server, folders, on: kind).response(for: Download("/files/report.pdf", to: replacing))
             #expect(await Self.holds(folders.files.appendingPathComponent("report.pdf"), file))
         }
     }
 
-    @Test(arguments: [true, false])
-    func aDownloadCutOffMidBodyResumesToAByteIdenticalFile(_ etag: Bool) async throws {
+    @Test(arguments: TransportUnderTest.network, [true, false])
+    func aDownloadCutOffMidBodyResumesToAByteIdenticalFile(_ kind: TransportUnderTest, _ etag: Bool) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 4 << 20)
             file.sendValidators(etag: etag, lastModified: true)
             server.serve(file, at: "/files/big.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("big.bin")
             file.abort(atOffset: 1_500_000)
             let first = await client.result(Download("/files/big.bin", to: destination)).failure
@@ -150,14 +152,14 @@ import Testing
         }
     }
 
-    @Test func withoutAValidatorNothingIsKeptToResumeFrom() async throws {
+    @Test(arguments: TransportUnderTest.network) func withoutAValidatorNothingIsKeptToResumeFrom(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 1 << 20)
             file.sendValidators(etag: false, lastModified: false)
             server.serve(file, at: "/files/plain.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("plain.bin")
             file.abort(atOffset: 300_000)
             _ = await client.result(Download("/files/plain.bin", to: destination))
@@ -185,7 +187,7 @@ import Testing
         try await withServer { server in
             let file = LargeResource(length: 500_000)
             server.serve(file, at: "/files/f.bin")
-            let client = Self.client(server, folders) { $0.transport = kind.factory }
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("f.bin")
             let url = server.url("/files/f.bin")
             // The whole file is already there (cut off after its last byte): the 416 names its length.
@@ -206,26 +208,26 @@ import Testing
         }
     }
 
-    @Test func aFailureStatusFailsWithoutTouchingTheDestination() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFailureStatusFailsWithoutTouchingTheDestination(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let destination = folders.files.appendingPathComponent("missing.bin")
-            let error = await Self.client(server, folders).result(Download("/status/404", to: destination)).failure
+            let error = await Self.client(server, folders, on: kind).result(Download("/status/404", to: destination)).failure
             #expect(error?.statusCode == 404, "\(String(describing: error))")
             #expect(!FileManager.default.fileExists(atPath: destination.path))
             #expect(folders.partialFiles().isEmpty)
         }
     }
 
-    @Test func twoDownloadsToOneDestinationDoNotRunAtOnce() async throws {
+    @Test(arguments: TransportUnderTest.network) func twoDownloadsToOneDestinationDoNotRunAtOnce(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 2 << 20)
             file.hold(atOffset: 1 << 20)
             server.serve(file, at: "/files/slow.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("slow.bin")
             // Started from this thread (not a child task, which a busy cooperative pool may start late).
             let first = Locked<Result<Response<Download>, NetworkError>?>(nil)
@@ -241,14 +243,14 @@ import Testing
         }
     }
 
-    @Test func pauseKeepsWhatArrivedAndResumeAsksForTheRest() async throws {
+    @Test(arguments: TransportUnderTest.network) func pauseKeepsWhatArrivedAndResumeAsksForTheRest(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 4 << 20)
             file.hold(atOffset: 1 << 20)  // the server stops midway until released: paused there, whatever the load
             server.serve(file, at: "/files/slow.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("slow.bin")
             let received = Locked([Int64]())
             let outcome = Locked<Result<Response<Download>, NetworkError>?>(nil)
@@ -267,7 +269,7 @@ import Testing
             #expect(handle.isPaused)
             #expect(await eventually(timeout: 20) { folders.partialFiles().count == 2 })
             file.release()
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await settled(client.transportInUse), "the paused transfer's end is reported")
             #expect(completions.withLock { $0 } == 0, "a pause is not the end")
             let firstSend = handle.currentSendID
             handle.resume()
@@ -283,14 +285,14 @@ import Testing
         }
     }
 
-    @Test func cancelEndsTheDownloadOnceAndKeepsThePartialFile() async throws {
+    @Test(arguments: TransportUnderTest.network) func cancelEndsTheDownloadOnceAndKeepsThePartialFile(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
         try await withServer { server in
             let file = LargeResource(length: 4 << 20)
             file.hold(atOffset: 1 << 20)
             server.serve(file, at: "/files/slow.bin")
-            let client = Self.client(server, folders)
+            let client = Self.client(server, folders, on: kind)
             let destination = folders.files.appendingPathComponent("slow.bin")
             let outcomes = Locked([NetworkError?]())
             let received = Locked(Int64(0))
@@ -302,11 +304,17 @@ import Testing
             ) { result in outcomes.withLock { $0.append(result.failure) } }
             #expect(await eventually(timeout: 20) { received.withLock { $0 } > 0 })
             handle.cancel()
-            defer { file.release() }
             handle.cancel()
-            handle.resume()  // nothing: it ended
             #expect(await eventually(timeout: 20) { outcomes.withLock { $0.count } == 1 })
-            try await Task.sleep(nanoseconds: 100_000_000)
+            // A resume after the end does nothing: with the file released, a wrongful restart would
+            // run to the end and be seen (a request, a new send, a second outcome, no partial file).
+            file.release()
+            let requestsBefore = file.requests.count
+            let sendBefore = handle.currentSendID
+            handle.resume()
+            #expect(handle.isFinished && handle.currentSendID == sendBefore)
+            #expect(await settled(client))
+            #expect(file.requests.count == requestsBefore)
             #expect(outcomes.withLock { $0.count } == 1)
             #expect(outcomes.withLock { $0.first??.isCancelled } == true)
             #expect(folders.partialFiles().count == 2, "a later download resumes from it")

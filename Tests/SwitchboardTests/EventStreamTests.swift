@@ -171,10 +171,16 @@ import Testing
 
     @Test func replayNeverDuplicatesOrReordersUnderConcurrentSends() async throws {
         let (_, client) = stubbedClient(delay: 0.05)
+        let made = Box(0)
         let sends = Task.detached {
-            for _ in 0..<40 { client.send(Ping()); try? await Task.sleep(nanoseconds: 2_000_000) }
+            for _ in 0..<40 {
+                client.send(Ping())
+                made.mutate { $0 += 1 }
+                try? await Task.sleep(nanoseconds: 2_000_000)
+            }
         }
-        try await Task.sleep(nanoseconds: 30_000_000)
+        // Subscribed while the sends go on: some are made, others are still to come.
+        #expect(await eventually(timeout: 30) { made.value >= 10 })
         let stream = client.events(for: Ping.self, replayingLast: true)
         await sends.value
         var perSend: [UInt64: [Bool]] = [:]

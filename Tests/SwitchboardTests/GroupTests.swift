@@ -324,7 +324,7 @@ import Testing
             chain.stop()
             chain.stop()
             #expect(await eventually(timeout: 30) { ended.withLock { $0.count } == 1 })
-            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await settled(client))
             #expect(ended.withLock { $0.count } == 1 && ended.withLock { $0[0].isCancelled })
             #expect(callbacks.withLock { $0 } == 0 && server.hits("/users/2") == 0)
         }

@@ -52,8 +52,11 @@ import Testing
         try await withServer { server in
             let rounds = 60
             let endings = Box([Int](repeating: 0, count: rounds))
+            // Kept, so the test can wait for every transfer's end to be reported before it counts.
+            var transports: [any Transport] = []
             for round in 0..<rounds {
                 let client = makeClient(server, on: kind)
+                transports.append(client.transportInUse)
                 // Some answer at once, racing the release; the others are cancelled by it, or before it.
                 let handle = client.send(Get("/delay/\(round % 3 == 0 ? 0 : 50)")) { result in
                     if result.failure == nil || result.failure?.isCancelled == true { endings.mutate { $0[round] += 1 } }
@@ -62,7 +65,7 @@ import Testing
             }
             // Every send ends, cancelled or answered, though no dispatcher is left; and each ends once.
             #expect(await eventually(timeout: 10) { endings.value.allSatisfy { $0 >= 1 } })
-            try await Task.sleep(nanoseconds: 200_000_000)
+            for transport in transports { #expect(await settled(transport)) }
             #expect(endings.value.allSatisfy { $0 == 1 }, "ended more than once: \(endings.value)")
         }
     }

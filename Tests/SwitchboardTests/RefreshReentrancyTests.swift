@@ -9,7 +9,11 @@ import Testing
 /// one of them fails the refresh (no loop). Without that rule each of these tests waited for the
 /// refresh's own send and failed (after the 30 s refreshTimeout).
 @Suite(timeLimit(minutes: 1)) struct RefreshReentrancyTests {
-    struct Me: Request { var path: String { "/me" } }
+    struct Me: Request {
+        /// Told apart in the query, so that two sends aren't coalesced into one.
+        var n = 0
+        var path: String { n == 0 ? "/me" : "/me?n=\(n)" }
+    }
 
     struct RefreshToken: Request {
         var path: String
@@ -169,23 +173,32 @@ import Testing
         }
     }
 
-    @Test func aSendOutsideTheRefreshStillWaitsForIt() async throws {
+    @Test(arguments: TransportUnderTest.network) func aSendOutsideTheRefreshStillWaitsForIt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = Self.client(server, .urlSession)
+            let client = Self.client(server, kind)
             let gate = Gate()
+            let refreshes = Box(0)
             let auth = AuthenticationInterceptor {
+                refreshes.mutate { $0 += 1 }
                 await gate.wait()
                 return "fresh-token"
             }
-            client.updateConfiguration { $0.interceptors = [auth] }
+            let calls = CallRecorder()
+            client.updateConfiguration {
+                $0.interceptors = [auth]
+                $0.monitors = [calls]
+            }
             // Two sends from outside: both wait for the one refresh, and go out with its token.
             async let first = client.response(for: Me())
-            async let second = client.response(for: Me())
-            try await Task.sleep(nanoseconds: 50_000_000)
+            async let second = client.response(for: Me(n: 2))
+            #expect(await eventually(timeout: 30) { calls.calls.value.filter { $0 == "start" }.count == 2 })
+            #expect(await eventually(timeout: 30) { await gate.waiting == 1 }, "the refresh is under way")
             #expect(server.hits("/me") == 0, "nothing went out before the token")
             await gate.open()
             let answers = try await [first, second]
             #expect(answers.allSatisfy { $0.json["name"] == "Ada" && $0.attempts == 1 })
+            #expect(refreshes.value == 1, "one refresh for both")
+            #expect(server.hits("/me") == 2)
         }
     }
 }
@@ -199,6 +212,9 @@ private actor Gate {
         if isOpen { return }
         await withCheckedContinuation { waiters.append($0) }
     }
+
+    /// How many wait for the gate.
+    var waiting: Int { waiters.count }
 
     func open() {
         isOpen = true

@@ -54,7 +54,7 @@ struct CustomWithCredentials: Request {
                 #expect(await eventually { log.value.contains("progress") })
                 handle.cancel()
                 #expect(await eventually { handle.isFinished })
-                try await Task.sleep(nanoseconds: 50_000_000)
+                #expect(await settled(client))
                 let names = log.value
                 let terminal = ["succeeded", "failed", "cancelled"]
                 #expect(names.filter { terminal.contains($0) }.count == 1)
@@ -89,7 +89,7 @@ struct CustomWithCredentials: Request {
             client.send(Get("/echo/never-sent")) { result in outcome.mutate { $0 = result.failure } }
             #expect(await eventually { outcome.value != nil })
             #expect(outcome.value?.isCancelled == true)
-            try await Task.sleep(nanoseconds: 50_000_000)
+            #expect(await settled(client))
             #expect(server.hits("/echo/never-sent") == 0)
         }
     }
@@ -102,7 +102,7 @@ struct CustomWithCredentials: Request {
                 return try await client.response(for: Get("/echo/never"))
             }
             #expect((await task.result.failure as? NetworkError)?.isCancelled == true)
-            try await Task.sleep(nanoseconds: 50_000_000)
+            #expect(await settled(client))
             #expect(server.hits("/echo/never") == 0)
         }
     }

@@ -157,7 +157,7 @@ import Testing
             }
             DispatchQueue.concurrentPerform(iterations: 80) { i in tasks[i % tasks.count].cancel() }
             #expect(await eventually(timeout: 10 * timeScale) { completions.value == 20 })
-            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await settled(transport))
             #expect(completions.value == 20)
             #expect(results.value.allSatisfy { $0?.isCancelled == true })
         }

@@ -3,7 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Switchboard
+@testable import Switchboard
 
 /// An observer class for registry tests: records what it hears, thread-safely.
 final class Listener: Sendable {
@@ -49,4 +49,23 @@ func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bo
         try? await Task.sleep(nanoseconds: 2_000_000)
     }
     return await condition()
+}
+
+/// Waits until `client` has no send in flight and its transport has reported the end of every
+/// transfer it started (a cancelled one included): from then on, nothing can call back late. Tests
+/// wait for this, not for a guessed pause, before they check that a callback came exactly once.
+func settled(_ client: Dispatcher, timeout: TimeInterval = 30) async -> Bool {
+    guard await settled(client.transportInUse, timeout: timeout) else { return false }
+    return await eventually(timeout: timeout) { client.inFlightCount == 0 }
+}
+
+/// Waits until `transport` (URLSession's or libcurl's) has reported the end of every transfer.
+func settled(_ transport: any Transport, timeout: TimeInterval = 30) async -> Bool {
+    await eventually(timeout: timeout) {
+        switch transport {
+        case let transport as URLSessionTransport: transport.unreportedTasks == 0
+        case let transport as CurlTransport: transport.unreportedTransfers == 0
+        default: true
+        }
+    }
 }

@@ -196,8 +196,8 @@ func transfer(
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: resume)
         if record.value.completions > 0 { resume() }
     }
-    // A second completion or a late callback would come soon after the first; give it the chance.
-    try? await Task.sleep(nanoseconds: 50_000_000)
+    // A second completion or a late callback would come before the transport says it reported the end.
+    _ = await settled(transport, timeout: max(timeout, 30))
     return record.value
 }
 

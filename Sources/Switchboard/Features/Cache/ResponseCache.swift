@@ -180,6 +180,9 @@ public final class ResponseCache: Sendable {
     /// Holds back every read from disk while it runs (on the cache's queue): the package's tests use
     /// it to show that a send doesn't wait for the disk.
     package let diskReadGate = Locked<(@Sendable () -> Void)?>(nil)
+    /// Runs (on the cache's queue) after a disk read has decoded its entry, before the entry is kept
+    /// in memory: the package's tests store a newer entry there.
+    package let diskReadDecodedGate = Locked<(@Sendable () -> Void)?>(nil)
     /// How many of ``lookUp(_:later:)``'s disk reads have been answered (their `later` returned): for
     /// the package's tests, which wait for a late answer before checking it changed nothing.
     package let answeredLookUps = Locked(0)
@@ -201,6 +204,7 @@ public final class ResponseCache: Sendable {
                 drop(name, in: directory, because: "it was stored by an earlier version (its Vary fields weren't kept)")
                 return nil
             }
+            diskReadDecodedGate.withLock { $0 }?()
             return rememberRead(entry, name: name, generation: generation)
         case .success:
             drop(name, in: directory, because: "it holds another key (a hash collision)")

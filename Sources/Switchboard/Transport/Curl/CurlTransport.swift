@@ -31,6 +31,13 @@ public final class CurlTransport: Transport {
     /// The transport's cookie jar (``Configuration/cookies``), or none.
     public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
     private let idleTimeout: TimeInterval
+    /// How many transfers have not yet called their completion (a cancelled one counts until the loop
+    /// has ended it).
+    private let unreported = Locked(0)
+
+    /// How many transfers have not yet reported their end: for the package's tests, which wait for
+    /// none before they look for a late callback.
+    var unreportedTransfers: Int { unreported.withLock { $0 } }
 
     /// Creates a transport with a configuration's transport settings (connections per host, cookies,
     /// and the idle timeout of a transfer whose ``TransferOptions/idleTimeout`` is `nil`; a dispatcher
@@ -62,6 +69,13 @@ public final class CurlTransport: Transport {
     /// Starts a transfer on the loop thread.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
+        var callbacks = callbacks
+        let completion = callbacks.completion
+        callbacks.completion = { [unreported] result in
+            completion(result)
+            unreported.withLock { $0 -= 1 }
+        }
+        unreported.withLock { $0 += 1 }
         let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
