@@ -42,7 +42,11 @@ struct ConnectionHandler {
                         method: head.method, target: head.target, version: head.version,
                         headers: head.headers, body: Data(), stopSignal: core.stopSignal)
                     var digest = UploadDigest(contentType: request.header("Content-Type"))
-                    try HTTPRequestParser.streamBody(framing, from: &reader) { digest.update($0) }
+                    let pause = core.slowBodies.withLock { $0[path] }
+                    try HTTPRequestParser.streamBody(framing, from: &reader) { piece in
+                        digest.update(piece)
+                        if let pause { _ = core.stopSignal.sleep(pause) }
+                    }
                     core.recordHit(path: request.path)
                     request.pathParameters = [:]
                     let outcome = ResponseWriter.write(

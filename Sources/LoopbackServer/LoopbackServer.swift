@@ -109,6 +109,13 @@ public final class LoopbackServer: Sendable {
         core.sinks.withLock { $0["\(method?.uppercased() ?? "*") \(path)"] = handler }
     }
 
+    /// Makes the sink route at `path` read its bodies slowly, pausing `pausePerPiece` seconds after
+    /// each piece of at most 64 KiB: an upload stays under way (the client mid-body) for as long as a
+    /// test needs. A connection the client closes meanwhile just ends.
+    public func readBodiesSlowly(at path: String, pausePerPiece: TimeInterval) {
+        core.slowBodies.withLock { $0[path] = pausePerPiece }
+    }
+
     /// Answers `request` in-process, without a connection, as a connection would route it (the hit is
     /// counted): for in-process test transports that share this server's routes.
     public func respond(to request: ServerRequest) -> ServerResponse {

@@ -37,6 +37,8 @@ final class ServerCore: Sendable {
     /// Routes that read the body as it arrives, by method (`*` for any) and path.
     let sinks = Locked([String: @Sendable (ServerRequest, UploadDigest) -> ServerResponse]())
     let stopSignal = StopSignal()
+    /// Sink paths whose bodies are read slowly: the pause after each piece read.
+    let slowBodies = Locked([String: TimeInterval]())
 
     init(port: UInt16) {
         requestedPort = port

@@ -176,7 +176,7 @@ import Testing
     @Test(arguments: TransportUnderTest.network) func aSendOutsideTheRefreshStillWaitsForIt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = Self.client(server, kind)
-            let gate = Gate()
+            let gate = AsyncGate()
             let refreshes = Box(0)
             let auth = AuthenticationInterceptor {
                 refreshes.mutate { $0 += 1 }
@@ -200,25 +200,5 @@ import Testing
             #expect(refreshes.value == 1, "one refresh for both")
             #expect(server.hits("/me") == 2)
         }
-    }
-}
-
-/// A one-shot gate for async code.
-private actor Gate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    /// How many wait for the gate.
-    var waiting: Int { waiters.count }
-
-    func open() {
-        isOpen = true
-        for waiter in waiters { waiter.resume() }
-        waiters = []
     }
 }

@@ -1,0 +1,243 @@
+import Foundation
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// A cancel in each place a send can wait: mid-upload, inside a shared token refresh, during a
+/// revalidation, and against a completion that is arriving at that moment. Each ends the send once,
+/// `cancelled` (or, once delivery has begun, with the outcome being delivered), and leaves nothing
+/// behind.
+@Suite(timeLimit(minutes: 1)) struct CancelMidwayTests {
+    // MARK: Mid-upload
+
+    @Test(arguments: TransportUnderTest.network) func aCancelMidUploadEndsOnceAndRemovesTheTemporaryBody(_ kind: TransportUnderTest) async throws {
+        let directory = try MultipartTests.scratch(), temporary = try MultipartTests.scratch()
+        defer {
+            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(at: temporary)
+        }
+        let file = directory.appendingPathComponent("big.bin")
+        try Data(count: 24 << 20).write(to: file)
+        try await withServer { server in
+            // 64 KiB every 50 ms: the 24 MiB body takes 20 s, so the cancel lands mid-body.
+            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.05)
+            let client = makeClient(server, on: kind) {
+                $0.multipartMemoryThreshold = 64 << 10
+                $0.temporaryDirectory = temporary
+            }
+            var form = MultipartFormData()
+            form.append(fileAt: file, name: "file")
+            let sent = Box(Int64(0))
+            let outcomes = Box([NetworkError?]())
+            let handle = client.send(MultipartTests.Upload(path: "/upload/sink", form: form), progress: { value in sent.mutate { $0 = value.bytesSent } }) { result in
+                outcomes.mutate { $0.append(result.failure) }
+            }
+            #expect(await eventually(timeout: 30) { sent.value > 0 })
+            let during = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+            #expect(during.count == 1, "the body is in its temporary file")
+            handle.cancel()
+            #expect(await eventually(timeout: 10) { outcomes.value.count == 1 })
+            #expect(sent.value < 24 << 20, "cancelled mid-body")
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1 && outcomes.value.first??.isCancelled == true, "\(outcomes.value)")
+            let after = try FileManager.default.contentsOfDirectory(atPath: temporary.path)
+            #expect(after.isEmpty, "the temporary body is removed")
+            #expect(server.hits("/upload/sink") == 0, "the server never got the whole body")
+        }
+    }
+
+    // MARK: Inside a shared token refresh
+
+    struct Me: Request {
+        var n: Int
+        var path: String { "/me?n=\(n)" }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aCancelWhileWaitingForASharedRefreshEndsThatSendAloneAndSendsNothing(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let gate = AsyncGate()
+            let refreshes = Box(0)
+            let auth = AuthenticationInterceptor {
+                refreshes.mutate { $0 += 1 }
+                await gate.wait()
+                return "fresh-token"
+            }
+            let calls = CallRecorder()
+            let client = makeClient(server, on: kind) {
+                $0.interceptors = [auth]
+                $0.monitors = [calls]
+            }
+            let first = Box<Result<Response<Me>, NetworkError>?>(nil), second = Box<Result<Response<Me>, NetworkError>?>(nil)
+            let cancelled = client.send(Me(n: 1)) { result in first.mutate { $0 = result } }
+            client.send(Me(n: 2)) { result in second.mutate { $0 = result } }
+            #expect(await eventually(timeout: 30) { calls.calls.value.filter { $0 == "start" }.count == 2 })
+            #expect(await eventually(timeout: 30) { await gate.waiting == 1 }, "the refresh is under way")
+            cancelled.cancel()
+            #expect(await eventually(timeout: 10) { first.value != nil }, "the cancel doesn't wait for the refresh")
+            #expect(first.value?.failure?.isCancelled == true)
+            #expect(second.value == nil, "the other send still waits")
+            await gate.open()
+            #expect(await eventually(timeout: 30) { second.value != nil })
+            let answer = try #require(try second.value?.get())
+            #expect(answer.json["name"] == "Ada" && answer.attempts == 1)
+            #expect(refreshes.value == 1)
+            #expect(await settled(client))
+            #expect(server.hits("/me") == 1, "the cancelled send never went out")
+            #expect(first.value?.failure?.isCancelled == true, "still the one outcome")
+        }
+    }
+
+    // MARK: During a revalidation
+
+    struct Tagged: Request {
+        var path: String { "/tagged" }
+        var cachePolicy: CachePolicy? { CachePolicy(timeToLive: 0) }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aCancelDuringARevalidationEndsOnceAndKeepsTheStoredEntry(_ kind: TransportUnderTest) async throws {
+        let scratch = CacheTests.Scratch()
+        try await withServer { server in
+            let held = RequestGate()
+            let revalidations = Box(0)
+            server.route("GET", "/tagged") { request in
+                let headers = [("ETag", #""t1""#), ("Cache-Control", "no-cache")]
+                guard request.header("If-None-Match") == #""t1""# else { return .json(["name": "tagged"], headers: headers) }
+                // The first revalidation is held until the test opens the gate; later ones are not.
+                if revalidations.mutate({
+                    $0 += 1; return $0
+                }) == 1 {
+                    held.pass(request)
+                }
+                return ServerResponse(status: 304, headers: headers)
+            }
+            let client = CacheTests.client(server, on: kind, scratch.cache())
+            let log = EventLog<Tagged>()
+            client.addObserver(log, for: Tagged.self, on: .immediate) { $0.record($1) }
+            #expect(try await client.response(for: Tagged()).source == .network)
+            let outcomes = Box([NetworkError?]())
+            let handle = client.send(Tagged()) { result in outcomes.mutate { $0.append(result.failure) } }
+            #expect(await eventually(timeout: 30) { held.arrived == 1 }, "the revalidation reached the server")
+            handle.cancel()
+            #expect(await eventually(timeout: 10) { outcomes.value.count == 1 })
+            held.open()
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1 && outcomes.value.first??.isCancelled == true, "\(outcomes.value)")
+            let kinds = log.events.filter { $0.sendID == handle.id }.map { Listener.name($0) }
+            #expect(kinds == ["started", "cancelled"], "no cached event for a cancelled revalidation")
+            // The stored entry is still there: the next send revalidates it.
+            let next = try await client.response(for: Tagged())
+            #expect(next.source == .revalidated && next.json["name"] == "tagged")
+        }
+    }
+
+    // MARK: Against a completion arriving now
+
+    /// Cancels its dispatcher's sends at one point of their life.
+    final class CancelAt: EventMonitor {
+        enum Point: String, CaseIterable, Sendable { case received, decoded, willDeliver }
+        let point: Point
+        let client = Box<Dispatcher?>(nil)
+        init(_ point: Point) { self.point = point }
+        func request(_ send: SendContext, didReceive result: Result<TransportResponse, NetworkError>, attempt: Int) {
+            if point == .received { client.value?.cancelAll() }
+        }
+        func request(_ send: SendContext, didDecode result: Result<ResponseContext, NetworkError>, attempt: Int) {
+            if point == .decoded { client.value?.cancelAll() }
+        }
+        func requestWillDeliver(_ send: SendContext, error: NetworkError?) {
+            if point == .willDeliver { client.value?.cancelAll() }
+        }
+    }
+
+    /// A cancel that lands as the transfer's response arrives, after it was decoded, or as delivery
+    /// begins: one outcome, the same to the completion and the observers. Before delivery the cancel
+    /// wins; once delivery has begun, the success stands.
+    @Test(arguments: TransportUnderTest.network, CancelAt.Point.allCases)
+    func aCancelAsTheResponseArrivesEndsTheSendOnce(_ kind: TransportUnderTest, _ point: CancelAt.Point) async throws {
+        try await withServer { server in
+            let monitor = CancelAt(point)
+            let client = makeClient(server, on: kind) { $0.monitors = [monitor] }
+            monitor.client.mutate { $0 = client }
+            defer { monitor.client.mutate { $0 = nil } }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let outcomes = Box([Result<Response<Get>, NetworkError>]())
+            let handle = client.send(Get("/echo")) { result in outcomes.mutate { $0.append(result) } }
+            #expect(await eventually(timeout: 30) { outcomes.value.count == 1 })
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1)
+            let kinds = log.events.filter { $0.sendID == handle.id }.map { Listener.name($0) }
+            switch point {
+            case .received, .decoded:
+                #expect(outcomes.value.first?.failure?.isCancelled == true)
+                #expect(kinds == ["started", "cancelled"])
+            case .willDeliver:
+                #expect(outcomes.value.first?.failure == nil)
+                #expect(kinds == ["started", "succeeded"])
+            }
+            #expect(server.hits("/echo") == 1)
+        }
+    }
+
+    /// Cancels from other threads racing completions that arrive at once: whichever wins, each send
+    /// ends once, its completion and its observers agree, and a success is whole.
+    @Test(arguments: TransportUnderTest.network) func cancelsRacingCompletionsEachEndOnceAndAgree(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 8 }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let sends = 200
+            let outcomes = Box([UInt64: [String]]())
+            var handles: [RequestHandle] = []
+            for n in 0..<sends {
+                let handle = client.send(Get("/echo/\(n)")) { result in
+                    let text: String
+                    switch result {
+                    case .success(let response): text = response.json["path"].string == "/echo/\(n)" ? "succeeded" : "wrong body"
+                    case .failure(let error): text = error.isCancelled ? "cancelled" : "failed: \(error)"
+                    }
+                    outcomes.mutate { $0[UInt64(n), default: []].append(text) }
+                }
+                handles.append(handle)
+            }
+            // Cancel from several threads while the answers come in, each after its own short spin.
+            let made = handles
+            DispatchQueue.concurrentPerform(iterations: 4) { lane in
+                for (n, handle) in made.enumerated() where n % 4 == lane {
+                    for _ in 0..<(n * 37 % 2_000) { _ = n.hashValue }
+                    handle.cancel()
+                }
+            }
+            #expect(await eventually(timeout: 30) { outcomes.value.count == sends })
+            #expect(await settled(client))
+            let byIndex = outcomes.value
+            let bySend = Dictionary(grouping: log.events, by: \.sendID)
+            for (n, handle) in handles.enumerated() {
+                let ended = byIndex[UInt64(n)] ?? []
+                #expect(ended.count == 1 && ["succeeded", "cancelled"].contains(ended.first), "send \(n): \(ended)")
+                let kinds = (bySend[handle.id] ?? []).map { Listener.name($0) }
+                #expect(kinds == ["started"] + ended, "send \(n): observers \(kinds), completion \(ended)")
+            }
+        }
+    }
+}
+
+/// A one-shot gate for async code, whose waiters can be counted.
+actor AsyncGate {
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    /// How many wait for the gate.
+    var waiting: Int { waiters.count }
+
+    func wait() async {
+        if isOpen { return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func open() {
+        isOpen = true
+        for waiter in waiters { waiter.resume() }
+        waiters = []
+    }
+}
