@@ -103,11 +103,8 @@ import Testing
                 let headers = [("ETag", #""t1""#), ("Cache-Control", "no-cache")]
                 guard request.header("If-None-Match") == #""t1""# else { return .json(["name": "tagged"], headers: headers) }
                 // The first revalidation is held until the test opens the gate; later ones are not.
-                if revalidations.mutate({
-                    $0 += 1; return $0
-                }) == 1 {
-                    held.pass(request)
-                }
+                revalidations.mutate { $0 += 1 }
+                if revalidations.value == 1 { held.pass(request) }
                 return ServerResponse(status: 304, headers: headers)
             }
             let client = CacheTests.client(server, on: kind, scratch.cache())

@@ -173,10 +173,15 @@ import Testing
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 2 }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for i in 0..<12 { group.addTask { _ = try await client.response(for: Get("/delay/50?i=\(i)")) } }
+                // Each answer is held until the test releases them, once two are in: the limit, used.
+                for i in 0..<12 { group.addTask { _ = try await client.response(for: Get("/concurrent/per-host?hold=release&i=\(i)")) } }
+                #expect(await eventually(timeout: 30) { server.hits("/concurrent/per-host") == 2 })
+                server.release("per-host")
                 try await group.waitForAll()
             }
-            #expect(server.connectionsAccepted <= 2)
+            #expect(server.hits("/concurrent/per-host") == 12)
+            #expect(server.concurrencyPeak("per-host") == 2, "two at once, never more")
+            #expect(server.connectionsAccepted == 2)
         }
     }
 
