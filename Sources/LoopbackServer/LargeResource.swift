@@ -128,8 +128,8 @@ public final class LargeResource: Sendable {
         state.withLock { $0.abortAt = offset }
     }
 
-    /// Responses stop before byte `offset` of the file (at a 256 KiB piece boundary) until
-    /// ``release()``, for at most 60 s: a transfer caught midway, whatever the load on the machine.
+    /// Responses stop before byte `offset` of the file (exactly there) until ``release()``, for at
+    /// most 60 s: a transfer caught midway, whatever the load on the machine.
     public func hold(atOffset offset: Int) {
         state.withLock { $0.holdAt = offset }
     }
@@ -218,7 +218,7 @@ public final class LargeResource: Sendable {
         let pattern = self.pattern(current.version), first = start, pause = current.pause
         return ServerResponse(
             status: status, headers: headers + validators,
-            body: .generated(length: end - start, abortAfter: abortAfter) { offset, buffer in
+            body: .generated(length: end - start, abortAfter: abortAfter, pieceEnd: current.holdAt.map { $0 - start }) { offset, buffer in
                 if pause > 0 { Thread.sleep(forTimeInterval: pause) }
                 self.waitWhileHeld(before: first + offset + buffer.count)
                 Self.fill(pattern, from: first + offset, into: buffer)

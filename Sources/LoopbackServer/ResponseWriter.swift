@@ -68,7 +68,7 @@ enum ResponseWriter {
             guard SocketIO.sendAll(fd, bytes) else { return .close }
             return closeAfter ? .close : .keepOpen
 
-        case let .generated(length, abortAfter, fill):
+        case let .generated(length, abortAfter, pieceEnd, fill):
             let head = head(
                 response, contentLength: length, chunked: false, close: closeAfter || abortAfter != nil,
                 keepAlive: announceKeepAlive, reserving: 0)
@@ -78,7 +78,8 @@ enum ResponseWriter {
             var buffer = [UInt8](repeating: 0, count: 256 << 10)
             var offset = 0
             while offset < end {
-                let count = min(buffer.count, end - offset)
+                var count = min(buffer.count, end - offset)
+                if let pieceEnd, pieceEnd > offset { count = min(count, pieceEnd - offset) }
                 let sent = buffer.withUnsafeMutableBytes { raw -> Bool in
                     let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
                     fill(offset, piece)

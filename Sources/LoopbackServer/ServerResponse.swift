@@ -38,8 +38,9 @@ public struct ServerResponse: Sendable {
         case reset
         /// `length` bytes with `Content-Length`, made piece by piece as they are sent (never all in
         /// memory): `fill(offset, buffer)` writes the bytes from `offset` into `buffer`. With
-        /// `abortAfter`, the connection closes after that many bytes.
-        case generated(length: Int, abortAfter: Int?, fill: @Sendable (Int, UnsafeMutableRawBufferPointer) -> Void)
+        /// `abortAfter`, the connection closes after that many bytes. With `pieceEnd`, a piece ends at
+        /// that offset (pieces are otherwise 256 KiB), so a `fill` that waits there stops exactly there.
+        case generated(length: Int, abortAfter: Int?, pieceEnd: Int? = nil, fill: @Sendable (Int, UnsafeMutableRawBufferPointer) -> Void)
     }
 
     /// The status code, e.g. 200.

@@ -321,6 +321,42 @@ import Testing
         }
     }
 
+    /// Every byte that arrived before a cancel or a pause is on disk, however few (30,720 here: less
+    /// than any write buffer), and the next send asks for the rest: a `206` from exactly there.
+    @Test(arguments: TransportUnderTest.network, ["cancel", "pause"])
+    func everyByteReceivedBeforeACancelOrPauseIsKeptAndResumedFrom(_ kind: TransportUnderTest, _ how: String) async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 1 << 20)
+            file.hold(atOffset: 30_720)
+            server.serve(file, at: "/files/few.bin")
+            let client = Self.client(server, folders, on: kind)
+            let destination = folders.files.appendingPathComponent("few.bin")
+            let outcomes = Locked([Result<Response<Download>, NetworkError>]())
+            let handle = client.download(Download("/files/few.bin", to: destination), completion: { result in outcomes.withLock { $0.append(result) } })
+            // The transport's own count (the progress events are held to one per 16 ms).
+            #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived == 30_720 })
+            if how == "pause" { handle.pause() } else { handle.cancel() }
+            #expect(await settled(client.transportInUse))
+            let partial = try #require(folders.partialFiles().first { $0.hasSuffix(".partial") })
+            let size = try FileManager.default.attributesOfItem(atPath: folders.partials.appendingPathComponent(partial).path)[.size] as? Int
+            #expect(size == 30_720, "every byte received is on disk")
+            file.release()
+            if how == "pause" {
+                handle.resume()
+                #expect(await eventually(timeout: 30) { outcomes.withLock { $0.count } == 1 })
+                #expect(outcomes.withLock { $0.first?.failure } == nil)
+            } else {
+                #expect(outcomes.withLock { $0.count == 1 && $0.first?.failure?.isCancelled == true })
+                let response = try await client.response(for: Download("/files/few.bin", to: destination))
+                #expect(response.statusCode == 206)
+            }
+            #expect(file.requests.last?.range == "bytes=30720-")
+            #expect(await Self.holds(destination, file))
+        }
+    }
+
     @Test func thePartialFilesAreNamedWithoutTheHomeDirectory() {
         let home = NSHomeDirectory()
         #expect(PartialDownload.portablePath(home + "/Documents/a.bin") == "~/Documents/a.bin")

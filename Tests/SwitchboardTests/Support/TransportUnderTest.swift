@@ -111,7 +111,7 @@ enum TransportUnderTest: String, CaseIterable, Sendable, CustomTestStringConvert
             case .abort(let sending, let declared):
                 fields["Content-Length"] = "\(declared)"
                 body = sending
-            case .generated(let length, let abortAfter, let fill):
+            case .generated(let length, let abortAfter, _, let fill):
                 // Made whole (the tests' resources are small); a cut stands as a short body.
                 var data = Data(count: min(length, abortAfter ?? length))
                 data.withUnsafeMutableBytes { fill(0, $0) }

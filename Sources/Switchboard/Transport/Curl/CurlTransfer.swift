@@ -91,9 +91,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     var isFinished: Bool { finishedFlag.isSet }
 
-    /// Calls the completion, the first time only.
+    /// Calls the completion, the first time only. On the loop thread. Every byte that arrived for the
+    /// destination file is written first, whatever the outcome (a cancel or a pause included): the
+    /// next send resumes from it.
     func finish(_ result: Result<TransportResponse, NetworkError>) {
         guard finishedFlag.testAndSet() else { return }
+        _ = flush()
         try? file?.close()
         file = nil
         callbacks.completion(result)
