@@ -110,3 +110,23 @@ extension TransportConformanceTests {
         }
     }
 }
+
+/// Bare LF line ends in a response head: RFC 9112 §2.2 lets a client accept them; this package
+/// refuses them on every transport (FoundationNetworking can't read them, so the libcurl transport
+/// refuses them too): a head whose every line, or only some, ends in LF alone is a malformed response.
+extension TransportConformanceTests {
+    @Test(arguments: ["all", "some"], TransportUnderTest.network)
+    func aHeadWithBareLFLineEndsIsAMalformedResponse(_ which: String, _ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let lines = ["HTTP/1.1 200 OK", "Content-Type: application/json", "X-Mark: lf", "Content-Length: 11"]
+            let head = which == "all" ? lines.joined(separator: "\n") + "\n\n" : lines[0] + "\r\n" + lines[1...].joined(separator: "\n") + "\r\n\r\n"
+            server.route(nil, "/bare-lf") { _ in ServerResponse(status: 200, body: .rawHeld(Data((head + #"{"ok":true}"#).utf8))) }
+            let client = makeClient(server) { $0.transport = kind.factory }
+            let result = await client.result(Get("/bare-lf").with(\.timeout, 30))
+            guard case .failure(.malformedResponse) = result else {
+                Issue.record("\(which) on \(kind): expected malformedResponse, got \(result)")
+                return
+            }
+        }
+    }
+}

@@ -29,6 +29,31 @@ import Testing
         return request
     }
 
+    // MARK: Headers sent
+
+    /// Both transports send the package's `User-Agent` when a request has none, a request's own
+    /// instead (an empty one, empty), and a header with an empty value as an empty header.
+    @Test(arguments: TransportUnderTest.network) func theDefaultUserAgentAndEmptyHeadersAreSentAlike(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let plain = await transfer(transport, TransportRequest(Self.request(server.url("/echo"))))
+            #expect(plain.json["headers"]["User-Agent"].string == UserAgent.default)
+            #expect(UserAgent.default.hasSuffix(" Switchboard/\(UserAgent.libraryVersion)"))
+            let own = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: ["user-agent": "Mine/2.0"])))
+            #expect(own.json["headers"]["User-Agent"].string ?? own.json["headers"]["user-agent"].string == "Mine/2.0")
+            let empty = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: ["X-Empty": "", "X-Full": "yes"])))
+            #expect(empty.json["headers"]["X-Empty"].string == "", "\(empty.json["headers"])")
+            #expect(empty.json["headers"]["X-Full"].string == "yes")
+        }
+    }
+
+    @Test func theUserAgentIsMadeOfTokens() {
+        #expect(UserAgent.make(appName: "Reader", appVersion: "2.1") == "Reader/2.1 Switchboard/\(UserAgent.libraryVersion)")
+        #expect(UserAgent.make(appName: nil, appVersion: nil) == "unknown/unknown Switchboard/\(UserAgent.libraryVersion)")
+        #expect(UserAgent.make(appName: "My App (beta)", appVersion: "") == "My-App--beta-/unknown Switchboard/\(UserAgent.libraryVersion)")
+        #expect(UserAgent.make(appName: "Café\r\nX: y", appVersion: "1/2") == "Caf---X--y/1-2 Switchboard/\(UserAgent.libraryVersion)")
+    }
+
     // MARK: Redirects
 
     @Test(arguments: kinds) func aRedirectRewritesTheMethodAndBodyAsTheRulesSay(_ kind: TransportUnderTest) async throws {

@@ -52,6 +52,12 @@ public final class URLSessionTransport: Transport {
         settings.urlCache = nil
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         settings.urlCredentialStorage = nil
+        // The package's User-Agent, unless the session's settings name one; a request's own wins.
+        var additional = settings.httpAdditionalHeaders ?? [:]
+        if !additional.keys.contains(where: { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }) {
+            additional["User-Agent"] = UserAgent.default
+            settings.httpAdditionalHeaders = additional
+        }
         switch configuration.cookies {
         case .none:
             settings.httpCookieStorage = nil

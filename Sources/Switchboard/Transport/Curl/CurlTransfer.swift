@@ -179,7 +179,13 @@ final class CurlTransfer: @unchecked Sendable {
         let given = current.allHTTPHeaderFields ?? [:]
         lines.reserveCapacity(given.count + 2)
         // The framing is libcurl's, from the body it sends (a hand-set length could only be wrong).
-        for (name, value) in given where !Self.isFraming(name) { lines.append("\(name): \(value)") }
+        var hasUserAgent = false
+        for (name, value) in given where !Self.isFraming(name) {
+            // libcurl drops `Name:` (it removes a header of its own so); `Name;` sends it empty.
+            lines.append(value.allSatisfy { $0 == " " || $0 == "\t" } ? "\(name);" : "\(name): \(value)")
+            if !hasUserAgent, name.caseInsensitiveEquals("User-Agent") { hasUserAgent = true }
+        }
+        if !hasUserAgent { lines.append(Self.defaultUserAgentLine) }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
             current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
             let cookies = jar.cookies(for: url), !cookies.isEmpty,  // none: no header to build
@@ -194,6 +200,8 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = list
         _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, list.map { UnsafeRawPointer($0) })
     }
+
+    private static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
 
     private static func isFraming(_ name: String) -> Bool {
         name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")
@@ -271,6 +279,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// as libcurl hands it over: bytes, with their CR LF. Parsed as bytes (Foundation's trimming costs
     /// microseconds per line on Linux). Returns false to stop the transfer.
     private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        // A line of the head ends in CRLF. RFC 9112 §2.2 lets a client accept a bare LF; this package
+        // refuses it, as FoundationNetworking does, so that both transports read a head alike.
+        if head == nil, line.count < 2 || line[line.count - 2] != 0x0D || line[line.count - 1] != 0x0A {
+            mode = .failed(.malformedResponse(reason: "a line of the response head ends in a bare LF, not CRLF"))
+            return false
+        }
         var end = line.count
         while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
