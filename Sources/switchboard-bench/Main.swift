@@ -1,6 +1,6 @@
 import Foundation
 
-/// `swift run -c release switchboard-bench [scenario…] [--quick] [--json FILE]`
+/// `swift run -c release switchboard-bench [scenario…] [--quick] [--json FILE] [--chart FILE.svg]`
 ///
 /// Measures Switchboard against raw URLSession and Foundation, side by side, in one run: every figure
 /// is a median with min–max over rounds, and the ratio to its baseline is computed round by round with
@@ -31,6 +31,12 @@ struct Bench {
             jsonPath = arguments[index + 1]
             arguments.removeSubrange(index...(index + 1))
         }
+        var chartPath: String?
+        if let index = arguments.firstIndex(of: "--chart") {
+            guard index + 1 < arguments.count else { fail("--chart needs a file name") }
+            chartPath = arguments[index + 1]
+            arguments.removeSubrange(index...(index + 1))
+        }
         if let unknown = arguments.first(where: { name in !scenarios.contains { $0.name == name } }) {
             fail("unknown scenario \(unknown); choose from \(scenarios.map(\.name).joined(separator: ", "))")
         }
@@ -46,6 +52,17 @@ struct Bench {
                 results.append(result)
             } catch {
                 fail("scenario \(scenario.name) failed: \(error)")
+            }
+        }
+        // The e2e scenario's clients as an SVG chart (BENCHMARKS.md opens with it).
+        if let chartPath {
+            guard let e2e = results.first(where: { $0.scenario == "e2e" }) else { fail("--chart draws the e2e scenario: run it") }
+            let title = "switchboard-bench e2e, \(ISO8601DateFormatter().string(from: Date())), \(ProcessInfo.processInfo.activeProcessorCount) cores\(quick ? " (quick)" : "")"
+            do {
+                try Chart.svg(e2e, title: title).write(toFile: chartPath, atomically: true, encoding: .utf8)
+                print("\nwrote \(chartPath)")
+            } catch {
+                fail("could not write \(chartPath): \(error)")
             }
         }
         if let jsonPath {

@@ -48,6 +48,10 @@ enum E2EScenario {
             server = (loopback.baseURL, loopback.stop)
         }
         defer { server.stop() }
+        defer { CurlCClient.remove() }
+        if (try? TransportFactory.curlIfAvailable()) != nil, case .failure(let why) = CurlCClient.binary {
+            print("the C libcurl client's rows are left out: \(why)")
+        }
         // SWITCHBOARD_BENCH_REQUESTS overrides the count (for profiling runs).
         let requests = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? (quick ? 200 : 5000)
         // SWITCHBOARD_BENCH_ROUNDS overrides the number of rounds (for A/B runs on a noisy machine).
@@ -247,6 +251,13 @@ enum E2EScenario {
                     samples["curl --parallel", default: ([], [], [])].cpu.append(run.cpu)
                     samples["curl --parallel", default: ([], [], [])].switches.append(run.switches)
                 }
+                // The C program driving libcurl as the transport does: the libcurl rows' baseline.
+                if !curlVariants.isEmpty, names == nil, case .success = CurlCClient.binary {
+                    let run = try CurlCClient.measure(url, requests: requests, concurrency: concurrency)
+                    samples["C libcurl client", default: ([], [], [])].rate.append(run.rate)
+                    samples["C libcurl client", default: ([], [], [])].cpu.append(run.cpu)
+                    samples["C libcurl client", default: ([], [], [])].switches.append(run.switches)
+                }
             }
             session.invalidateAndCancel()
             bareClient.session.invalidateAndCancel()
@@ -274,7 +285,7 @@ enum E2EScenario {
             }
             for name in [
                 "URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer",
-                "libcurl: response(for:)", "curl --parallel",
+                "libcurl: response(for:)", "curl --parallel", "C libcurl client",
             ] {
                 guard let candidate = samples[name] else { continue }
                 // The targets are Switchboard's; the other rows are references. The libcurl transport's
@@ -289,6 +300,28 @@ enum E2EScenario {
                     Figure(name: "\(name), c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: baseline.cpu, baselineName: "URLSession", target: cpuTarget))
                 figures.append(
                     Figure(name: "\(name), c=\(concurrency)", unit: "switches/req", candidate: candidate.switches, baseline: baseline.switches, baselineName: "URLSession"))
+            }
+            // The libcurl transport against the C client (issue #27): at c=8 and c=64, response(for:)
+            // at least half its rate and at most 2.5× its CPU, and within 1.10× of send + observer's CPU.
+            if let c = samples["C libcurl client"] {
+                for name in ["libcurl transport alone", "libcurl: send + observer", "libcurl: response(for:)"] {
+                    guard let candidate = samples[name] else { continue }
+                    let targeted = name == "libcurl: response(for:)" && concurrency >= 8
+                    figures.append(
+                        Figure(
+                            name: "\(name) vs C, c=\(concurrency)", unit: "req/s", candidate: candidate.rate, baseline: c.rate, baselineName: "C libcurl client",
+                            target: targeted ? "≥ 0.5×" : nil))
+                    figures.append(
+                        Figure(
+                            name: "\(name) vs C, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: c.cpu, baselineName: "C libcurl client",
+                            target: targeted ? "≤ 2.5×" : nil))
+                }
+            }
+            if let awaited = samples["libcurl: response(for:)"], let observed = samples["libcurl: send + observer"] {
+                figures.append(
+                    Figure(
+                        name: "libcurl: response(for:) vs send + observer, c=\(concurrency)", unit: "CPU µs/req", candidate: awaited.cpu, baseline: observed.cpu,
+                        baselineName: "libcurl: send + observer", target: concurrency >= 8 ? "≤ 1.10×" : nil))
             }
             blackHole &+= observer.value
         }

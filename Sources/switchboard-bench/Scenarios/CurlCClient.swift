@@ -1,0 +1,64 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The libcurl rows' baseline: a C program driving one libcurl multi handle on one thread
+/// (`CClient/curl_client.c`), compiled with the system C compiler the first time it is asked for.
+/// It needs libcurl's development headers (Debian: `libcurl4-openssl-dev`); the bench installs
+/// nothing, and says why the row is missing when they aren't there.
+enum CurlCClient {
+    /// The compiled program, or why there is none.
+    static let binary: Result<URL, BenchError> = compile()
+
+    /// Requests per second, CPU µs per request and context switches per request of `requests` GETs
+    /// of `url` at `concurrency`, measured by the program itself after its warm-up round.
+    static func measure(_ url: URL, requests: Int, concurrency: Int) throws -> (rate: Double, cpu: Double, switches: Double) {
+        let program = try binary.get()
+        let result = try run(program.path, [url.absoluteString, "\(requests)", "\(concurrency)"])
+        let fields = result.output.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard result.status == 0, fields.count == 4 else {
+            throw BenchError("the C libcurl client exited with \(result.status): \(result.output)")
+        }
+        return (fields[0], fields[1], fields[2])
+    }
+
+    /// Removes the compiled program (at the end of the bench).
+    static func remove() {
+        if case .success(let program) = binary { try? FileManager.default.removeItem(at: program) }
+    }
+
+    private static func compile() -> Result<URL, BenchError> {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("CClient/curl_client.c")
+        guard FileManager.default.fileExists(atPath: source.path) else {
+            return .failure(BenchError("no \(source.path) (the bench runs from a checkout of the package)"))
+        }
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-bench-curl-client-\(getpid())")
+        guard let result = try? run("/usr/bin/env", ["cc", "-O2", "-o", output.path, source.path, "-lcurl"]) else {
+            return .failure(BenchError("no C compiler (cc) to build the C libcurl client"))
+        }
+        guard result.status == 0 else {
+            let missingHeaders = result.output.contains("curl/curl.h")
+            return .failure(
+                BenchError(
+                    missingHeaders
+                        ? "libcurl's development headers are missing (Debian: apt-get install libcurl4-openssl-dev)"
+                        : "cc could not build the C libcurl client: \(result.output.prefix(300))"))
+        }
+        return .success(output)
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
