@@ -29,7 +29,8 @@ struct Fault: Sendable, CustomStringConvertible {
         case decoding
         case tooLarge
         case unacceptableContentType
-        case status(Int)
+        /// ``NetworkError/httpStatus(_:)`` with this status and body.
+        case status(Int, body: Data)
         /// ``NetworkError/unauthorized(_:)`` with this status (not a plain `httpStatus`).
         case unauthorized(Int)
         /// ``NetworkError/malformedResponse(reason:)``.
@@ -40,12 +41,12 @@ struct Fault: Sendable, CustomStringConvertible {
         switch (expect, result) {
         case (.success(let body), .success(let response)): response.data == body
         case (.transport(let code), .failure(.transport(let error))): error.code == code
-        case (.timedOut, .failure(.timedOut)): true
+        case (.timedOut, .failure(.timedOut(let after))): after == timeout
         case (.idleTimeout, .failure(.idleTimeout)): true
         case (.decoding, .failure(.decoding)): true
         case (.tooLarge, .failure(.responseTooLarge)): true
         case (.unacceptableContentType, .failure(.unacceptableContentType)): true
-        case (.status(let code), .failure(let error)): error.statusCode == code
+        case (.status(let code, let body), .failure(.httpStatus(let answer))): answer.statusCode == code && answer.body == body
         case (.unauthorized(let code), .failure(.unauthorized(let answer))): answer.statusCode == code
         case (.malformed, .failure(.malformedResponse)): true
         default: false
@@ -138,13 +139,13 @@ struct Fault: Sendable, CustomStringConvertible {
             expect: .unacceptableContentType),
         Fault(
             name: "407 with a Proxy-Authenticate challenge",
-            answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407)),
+            answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407, body: Data("{}".utf8))),
         Fault(
             name: "401 with a Basic challenge and no credentials",
             answer: raw("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .unauthorized(401)),
         Fault(
             name: "a 500 with an HTML page", answer: raw("HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/html\r\nContent-Length: 13\r\n\r\n<html></html>"),
-            expect: .status(500)),
+            expect: .status(500, body: Data("<html></html>".utf8))),
         // Redirects
         Fault(name: "redirect to ftp:", answer: raw("HTTP/1.1 302 Found\r\nLocation: ftp://127.0.0.1/x\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),
         Fault(name: "redirect to file:", answer: raw("HTTP/1.1 302 Found\r\nLocation: file:///etc/passwd\r\nContent-Length: 0\r\n\r\n"), expect: .transport(.unsupportedURL)),

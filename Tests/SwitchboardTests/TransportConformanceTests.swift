@@ -101,6 +101,7 @@ import Testing
                 let secrets = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
                 let same = await transfer(transport, TransportRequest(Self.request(first.url("/redirect/302?to=/echo"), headers: secrets)))
                 #expect(same.json["headers"]["Authorization"] == "Bearer secret", "same origin: kept")
+                #expect(same.json["headers"]["Cookie"] == "session=1" && same.json["headers"]["X-Other"] == "kept")
                 let target = second.url("/echo").absoluteString
                 let cross = await transfer(transport, TransportRequest(Self.request(first.url("/redirect/302?to=\(target)"), headers: secrets)))
                 #expect(cross.response?.httpResponse.url?.port == Int(second.port))
