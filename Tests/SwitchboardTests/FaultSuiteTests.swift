@@ -139,7 +139,8 @@ struct Fault: Sendable, CustomStringConvertible {
             expect: .unacceptableContentType),
         Fault(
             name: "407 with a Proxy-Authenticate challenge",
-            answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .status(407, body: Data("{}".utf8))),
+            answer: raw("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"proxy\"\r\n\(json)Content-Length: 2\r\n\r\n{}"),
+            expect: .status(407, body: Data("{}".utf8))),
         Fault(
             name: "401 with a Basic challenge and no credentials",
             answer: raw("HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"x\"\r\n\(json)Content-Length: 2\r\n\r\n{}"), expect: .unauthorized(401)),
