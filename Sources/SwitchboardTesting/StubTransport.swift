@@ -25,6 +25,12 @@ public final class StubTransport: Transport {
     private let queue = DispatchQueue(label: "switchboard.stub-transport")
     let rules = Locked<[(id: Int, rule: Rule)]>([])
     private let nextRuleID = Locked(0)
+    /// Answers scheduled on `queue` that have not run yet (a cancelled one counts until its time).
+    private let pending = Locked(0)
+
+    /// How many answers are still to run on the stub's queue (a cancelled transfer's included, until
+    /// its delay has passed): once none are, the stub calls nothing back. For the package's tests.
+    package var pendingAnswers: Int { pending.withLock { $0 } }
     let recordedRequests = Locked<[Recorded]>([])
 
     /// Creates a stub with no rules: add them with `on(…)`. A request no rule answers fails with
@@ -106,17 +112,22 @@ public final class StubTransport: Transport {
     /// `httpBody`, whatever its kind.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let task = StubTask(queue: queue, completion: callbacks.completion)
+        pending.withLock { $0 += 1 }
         let first: URLRequest
         do {
             first = try Self.materialize(request, rules: TransferRules(options))
         } catch {
-            queue.async { task.finish(.failure(error)) }
+            queue.async { [pending] in
+                task.finish(.failure(error))
+                pending.withLock { $0 -= 1 }
+            }
             return task
         }
         let canned = answer(for: first, origin: request.origin)
         let outcome = Self.result(canned)
         let delay = canned.delay
         queue.asyncAfter(deadline: .now() + delay) { [self] in
+            defer { pending.withLock { $0 -= 1 } }
             guard !task.isFinished else { return }
             task.finish(answer(request, first: (first, outcome), options: options, callbacks: callbacks))
         }

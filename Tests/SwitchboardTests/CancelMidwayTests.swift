@@ -129,20 +129,20 @@ import Testing
 
     // MARK: Against a completion arriving now
 
-    /// Cancels its dispatcher's sends at one point of their life.
+    /// Cancels a send through its handle at one point of its life.
     final class CancelAt: EventMonitor {
         enum Point: String, CaseIterable, Sendable { case received, decoded, willDeliver }
         let point: Point
-        let client = Box<Dispatcher?>(nil)
+        let handle = Box<RequestHandle?>(nil)
         init(_ point: Point) { self.point = point }
         func request(_ send: SendContext, didReceive result: Result<TransportResponse, NetworkError>, attempt: Int) {
-            if point == .received { client.value?.cancelAll() }
+            if point == .received { handle.value?.cancel() }
         }
         func request(_ send: SendContext, didDecode result: Result<ResponseContext, NetworkError>, attempt: Int) {
-            if point == .decoded { client.value?.cancelAll() }
+            if point == .decoded { handle.value?.cancel() }
         }
         func requestWillDeliver(_ send: SendContext, error: NetworkError?) {
-            if point == .willDeliver { client.value?.cancelAll() }
+            if point == .willDeliver { handle.value?.cancel() }
         }
     }
 
@@ -154,12 +154,13 @@ import Testing
         try await withServer { server in
             let monitor = CancelAt(point)
             let client = makeClient(server, on: kind) { $0.monitors = [monitor] }
-            monitor.client.mutate { $0 = client }
-            defer { monitor.client.mutate { $0 = nil } }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let outcomes = Box([Result<Response<Get>, NetworkError>]())
-            let handle = client.send(Get("/echo")) { result in outcomes.mutate { $0.append(result) } }
+            // The answer waits until the monitor has the handle.
+            let handle = client.send(Get("/concurrent/arriving?hold=release")) { result in outcomes.mutate { $0.append(result) } }
+            monitor.handle.mutate { $0 = handle }
+            server.release("arriving")
             #expect(await eventually(timeout: 30) { outcomes.value.count == 1 })
             #expect(await settled(client))
             #expect(outcomes.value.count == 1)
@@ -172,48 +173,59 @@ import Testing
                 #expect(outcomes.value.first?.failure == nil)
                 #expect(kinds == ["started", "succeeded"])
             }
-            #expect(server.hits("/echo") == 1)
+            #expect(server.hits("/concurrent/arriving") == 1)
         }
     }
 
-    /// Cancels from other threads racing completions that arrive at once: whichever wins, each send
-    /// ends once, its completion and its observers agree, and a success is whole.
+    /// Cancels from other threads racing the answers as they are let go: whichever wins, each send
+    /// ends once, its completion and its observers agree, and a success is whole. A quarter are
+    /// cancelled before the answers go (they must end `cancelled`), a quarter never (they must
+    /// succeed), and half are cancelled from four threads as the server lets every answer go at once.
     @Test(arguments: TransportUnderTest.network) func cancelsRacingCompletionsEachEndOnceAndAgree(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.maximumConnectionsPerHost = 8 }
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
             let sends = 200
-            let outcomes = Box([UInt64: [String]]())
+            let outcomes = Box([Int: [String]]())
             var handles: [RequestHandle] = []
             for n in 0..<sends {
-                let handle = client.send(Get("/echo/\(n)")) { result in
+                let handle = client.send(Get("/concurrent/race?hold=release&i=\(n)")) { result in
                     let text: String
                     switch result {
-                    case .success(let response): text = response.json["path"].string == "/echo/\(n)" ? "succeeded" : "wrong body"
+                    case .success(let response): text = response.json["index"].int == n ? "succeeded" : "wrong body"
                     case .failure(let error): text = error.isCancelled ? "cancelled" : "failed: \(error)"
                     }
-                    outcomes.mutate { $0[UInt64(n), default: []].append(text) }
+                    outcomes.mutate { $0[n, default: []].append(text) }
                 }
                 handles.append(handle)
             }
-            // Cancel from several threads while the answers come in, each after its own short spin.
-            let made = handles
-            DispatchQueue.concurrentPerform(iterations: 4) { lane in
-                for (n, handle) in made.enumerated() where n % 4 == lane {
-                    for _ in 0..<(n * 37 % 2_000) { _ = n.hashValue }
+            #expect(await eventually(timeout: 30) { server.hits("/concurrent/race") == 8 }, "eight answers held, the rest queued")
+            for (n, handle) in handles.enumerated() where n % 4 == 0 { handle.cancel() }
+            let racing = handles.enumerated().filter { $0.offset % 4 == 1 || $0.offset % 4 == 2 }.map(\.element)
+            DispatchQueue.concurrentPerform(iterations: 5) { lane in
+                if lane == 4 {
+                    server.release("race")
+                    return
+                }
+                for (index, handle) in racing.enumerated() where index % 4 == lane {
+                    for _ in 0..<(index * 37 % 2_000) { _ = index.hashValue }
                     handle.cancel()
                 }
             }
             #expect(await eventually(timeout: 30) { outcomes.value.count == sends })
             #expect(await settled(client))
-            let byIndex = outcomes.value
+            let ended = outcomes.value
             let bySend = Dictionary(grouping: log.events, by: \.sendID)
             for (n, handle) in handles.enumerated() {
-                let ended = byIndex[UInt64(n)] ?? []
-                #expect(ended.count == 1 && ["succeeded", "cancelled"].contains(ended.first), "send \(n): \(ended)")
+                let mine = ended[n] ?? []
+                switch n % 4 {
+                case 0: #expect(mine == ["cancelled"], "send \(n), cancelled before the answers went: \(mine)")
+                case 3: #expect(mine == ["succeeded"], "send \(n), never cancelled: \(mine)")
+                default: #expect(mine == ["cancelled"] || mine == ["succeeded"], "send \(n), raced: \(mine)")
+                }
                 let kinds = (bySend[handle.id] ?? []).map { Listener.name($0) }
-                #expect(kinds == ["started"] + ended, "send \(n): observers \(kinds), completion \(ended)")
+                #expect(kinds == ["started"] + mine, "send \(n): observers \(kinds), completion \(mine)")
             }
         }
     }

@@ -82,13 +82,13 @@ final class SilentTransport: Transport {
         #expect(await eventually(timeout: 30) { transport.performed.value == 1 })
         let cancelled = Date()
         handle.cancel()
-        #expect(transport.cancelled.value == 1, "the transport was asked")
+        #expect(await eventually(timeout: 30) { transport.cancelled.value == 1 }, "the transport was asked")
         #expect(await eventually(timeout: 60) { result.value != nil })
         #expect(result.value?.failure?.isCancelled == true)
-        // At most about a second later (RELIABILITY.md), scaled for the sanitizers; far from the 300 s
-        // deadline. (The send's own cancel is delivered at once, from the cancelling thread.)
+        // At most about a second later (RELIABILITY.md): the grace period the transport gets, then the
+        // dispatcher's sweep; with room for a starved or sanitized machine, far from the 300 s deadline.
         let took = (ended.value ?? .distantFuture).timeIntervalSince(cancelled)
-        #expect(took < 1 * timeScale + 0.5, "ended \(took) s after the cancel")
+        #expect(took < 1 + 2 * timeScale, "ended \(took) s after the cancel")
     }
 
     @Test func aReleasedDispatcherStillEndsItsSendsAgainstASilentTransport() async {

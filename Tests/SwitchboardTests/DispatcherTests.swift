@@ -70,6 +70,7 @@ import Testing
             let running = client?.runningRequests.map { "\($0.url?.query ?? "-") attempts \($0.attempts)" } ?? []
             #expect(running.count == 3, "in flight before the release: \(running)")
             let transport = client?.transportInUse
+            #expect(transport != nil)
             let releasedAt = Date()
             client = nil
             #expect(released == nil)
@@ -117,8 +118,7 @@ import Testing
             // FoundationNetworking reports a cancel from a later block of its own: wait for every report
             // before the server's stop closes the connections (a close as a cancel's report is pending
             // hits its "task not in the registry" `fatalError`, which ends the test process).
-            let transport = client.transportInUse
-            #expect(await eventually(timeout: 30) { (transport as? URLSessionTransport)?.unreportedTasks ?? 0 == 0 })
+            #expect(await settled(client))
             let bySend = Dictionary(grouping: log.events, by: \.sendID)
             for (sendID, events) in bySend {
                 #expect(events.map(\.isTerminal) == [false, true], "send \(sendID): \(events.map(\.kind))")

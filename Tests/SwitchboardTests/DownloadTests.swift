@@ -269,7 +269,8 @@ import Testing
             #expect(handle.isPaused)
             #expect(await eventually(timeout: 20) { folders.partialFiles().count == 2 })
             file.release()
-            #expect(await settled(client.transportInUse), "the paused transfer's end is reported")
+            let transport = try #require(client.transportInUse)
+            #expect(await settled(transport), "the paused transfer's end is reported")
             #expect(completions.withLock { $0 } == 0, "a pause is not the end")
             let firstSend = handle.currentSendID
             handle.resume()
@@ -338,7 +339,8 @@ import Testing
             // The transport's own count (the progress events are held to one per 16 ms).
             #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived == 30_720 })
             if how == "pause" { handle.pause() } else { handle.cancel() }
-            #expect(await settled(client.transportInUse))
+            let transport = try #require(client.transportInUse)
+            #expect(await settled(transport))
             let partial = try #require(folders.partialFiles().first { $0.hasSuffix(".partial") })
             let size = try FileManager.default.attributesOfItem(atPath: folders.partials.appendingPathComponent(partial).path)[.size] as? Int
             #expect(size == 30_720, "every byte received is on disk")

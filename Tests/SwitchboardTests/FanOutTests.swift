@@ -111,10 +111,16 @@ import Testing
                         client.addObserver(observer!, for: Pong.self, on: .immediate) { _, _ in }
                         await Task.yield()
                         observer = nil
-                        // A callback whose captured object's deinit runs when the registration ends.
-                        let captured = CapturedByACallback(client, deinits)
-                        let token = client.addObserver(steady, for: Pong.self, on: .immediate) { [captured] _, _ in _ = captured }
-                        token.cancel()
+                        // A callback whose captured object only the registry holds (the token is
+                        // dropped): removing its observer releases it, and its deinit runs then, on
+                        // this thread, outside the registry's lock (inside, it would deadlock).
+                        let owner = Listener()
+                        let mine = Box(0)
+                        client.addObserver(owner, for: Pong.self, on: .immediate) { [captured = CapturedByACallback(client, mine)] _, _ in _ = captured }
+                        #expect(mine.value == 0)
+                        client.removeObserver(owner)
+                        #expect(mine.value == 1, "released by the removal")
+                        deinits.mutate { $0 += mine.value }
                     }
                 }
                 try await group.waitForAll()

@@ -56,15 +56,16 @@ import Testing
             var transports: [any Transport] = []
             for round in 0..<rounds {
                 let client = makeClient(server, on: kind)
-                transports.append(client.transportInUse)
                 // Some answer at once, racing the release; the others are cancelled by it, or before it.
                 let handle = client.send(Get("/delay/\(round % 3 == 0 ? 0 : 50)")) { result in
                     if result.failure == nil || result.failure?.isCancelled == true { endings.mutate { $0[round] += 1 } }
                 }
+                if let transport = client.transportInUse { transports.append(transport) }
                 if round % 2 == 0 { handle.cancel() }
             }
             // Every send ends, cancelled or answered, though no dispatcher is left; and each ends once.
             #expect(await eventually(timeout: 10) { endings.value.allSatisfy { $0 >= 1 } })
+            #expect(transports.count == rounds)
             for transport in transports { #expect(await settled(transport)) }
             #expect(endings.value.allSatisfy { $0 == 1 }, "ended more than once: \(endings.value)")
         }

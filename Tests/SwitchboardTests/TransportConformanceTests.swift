@@ -41,9 +41,12 @@ import Testing
             #expect(UserAgent.default.hasSuffix(" Switchboard/\(UserAgent.libraryVersion)"))
             let own = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: ["user-agent": "Mine/2.0"])))
             #expect(own.json["headers"]["User-Agent"].string ?? own.json["headers"]["user-agent"].string == "Mine/2.0")
-            let empty = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: ["X-Empty": "", "X-Full": "yes"])))
-            #expect(empty.json["headers"]["X-Empty"].string == "", "\(empty.json["headers"])")
+            let blanks = ["X-Empty": "", "X-Space": " ", "X-Tab": "\t", "X-Full": "yes"]
+            let empty = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: blanks)))
+            for name in ["X-Empty", "X-Space", "X-Tab"] { #expect(empty.json["headers"][name].string == "", "\(name): \(empty.json["headers"])") }
             #expect(empty.json["headers"]["X-Full"].string == "yes")
+            let blankAgent = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), headers: ["User-Agent": " "])))
+            #expect(blankAgent.json["headers"]["User-Agent"].string == "", "a request's own User-Agent wins, even a blank one")
         }
     }
 

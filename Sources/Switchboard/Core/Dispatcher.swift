@@ -242,8 +242,9 @@ public final class Dispatcher: Sendable {
     /// transport may be the app's code). Makes the transport when no send has yet.
     var cookiesForCache: TransportCookies { currentTransport().transport.addedCookies }
 
-    /// The transport the next send would use (made when no send has yet): for the package's tests.
-    var transportInUse: any Transport { currentTransport().transport }
+    /// The transport the latest sends used, `nil` before the first send: for the package's tests (it
+    /// makes nothing and uses up no send ID).
+    var transportInUse: (any Transport)? { state.withLock { $0.transport } }
 
     /// Releasing a dispatcher ends its event streams (their `for await` loops finish) and cancels the
     /// sends still in flight: each reports `cancelled` to its own closure (observers are gone by then).

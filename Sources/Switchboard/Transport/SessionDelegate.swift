@@ -27,12 +27,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
+    /// A value that isn't empty but holds only spaces and tabs.
+    private static func isBlank(_ value: String) -> Bool {
+        !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+
     private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
         var request = state.currentRequest
         let task: URLSessionTask
         if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody) {
             fail(state, invalid, queue: queue)
             return
+        }
+        // A value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it to
+        // libcurl as it is, which then leaves the header out), as on the libcurl transport.
+        if let fields = request.allHTTPHeaderFields, fields.values.contains(where: Self.isBlank) {
+            for (name, value) in fields where Self.isBlank(value) { request.setValue("", forHTTPHeaderField: name) }
         }
         // The transport frames the body; a hand-set Content-Length that disagrees would cut it short
         // (or, beside a chunked stream, make servers reject it).

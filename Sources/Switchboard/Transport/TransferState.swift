@@ -164,13 +164,21 @@ final class TransferState: @unchecked Sendable {
     }
 
     /// Writes the bytes received for the file so far; returns the error that ends the transfer, if any.
+    /// Set when a write to the destination file failed: nothing more is written to it.
+    private var writeFailed = false
+
     private func writeUnwritten() -> NetworkError? {
         guard let file, !unwritten.isEmpty else { return nil }
+        // Written once, whatever happens, and nothing after a failed write: the file holds a prefix of
+        // the body (a resume reads its offset from it); the same bytes again, or later ones after a
+        // gap, would corrupt it.
+        defer { unwritten.removeAll(keepingCapacity: true) }
+        guard !writeFailed else { return nil }
         do {
             try file.write(contentsOf: unwritten)
-            unwritten.removeAll(keepingCapacity: true)
             return nil
         } catch {
+            writeFailed = true
             return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "cannot write the body: \(error)", NSUnderlyingErrorKey: error]))
         }
     }

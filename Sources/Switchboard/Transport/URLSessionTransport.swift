@@ -22,6 +22,12 @@ public final class URLSessionTransport: Transport {
 
     /// How many of this transport's tasks URLSession has not yet reported complete (for tests).
     var unreportedTasks: Int { delegate.unreportedTasks }
+    /// How many transfers have not yet returned from their completion (a redirect's next hop and a
+    /// cancelled transfer included).
+    private let unfinished = Locked(0)
+    /// How many transfers have not yet returned from their completion: for the package's tests, which
+    /// wait for none (and for `unreportedTasks` to be 0) before they look for a late callback.
+    var unfinishedTransfers: Int { unfinished.withLock { $0 } }
     /// The serial queue delegate callbacks, cancels and completions run on.
     let queue: DispatchQueue
     /// The jar whose cookies go on requests, `nil` with ``CookiePolicy/none``.
@@ -102,6 +108,13 @@ public final class URLSessionTransport: Transport {
         #else
         request.urlRequest.timeoutInterval = idle ?? IdleTimeouts.longest
         #endif
+        var callbacks = callbacks
+        let completion = callbacks.completion
+        callbacks.completion = { [unfinished] result in
+            completion(result)
+            unfinished.withLock { $0 -= 1 }
+        }
+        unfinished.withLock { $0 += 1 }
         let state = TransferState(request: request, options: options, callbacks: callbacks)
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)

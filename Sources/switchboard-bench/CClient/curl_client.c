@@ -1,7 +1,8 @@
 /*
  * The benchmark's baseline for the libcurl transport: a C program driving one libcurl multi handle on
  * one thread, keeping <concurrency> GETs of <url> in flight until <requests> have completed, each
- * with `Accept: application/json`, its body collected in memory and checked for `"ok":true`.
+ * with `Accept: application/json`, a User-Agent and libcurl's encodings (as the libcurl transport
+ * sends them), a 30 s deadline, its body collected in memory and checked for `"ok":true`.
  * Easy handles are reused (libcurl's advice), connections kept alive, at most <concurrency> per host.
  *
  * It warms up first (one round of <concurrency> requests), then measures, and prints one line:
@@ -68,6 +69,9 @@ static long run(CURLM *multi, struct slot *slots, int concurrency, long total, c
         curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(slot->easy, CURLOPT_WRITEDATA, slot);
         curl_easy_setopt(slot->easy, CURLOPT_PRIVATE, slot);
+        /* As the libcurl transport asks: any encoding libcurl decodes, and a deadline per request. */
+        curl_easy_setopt(slot->easy, CURLOPT_ACCEPT_ENCODING, "");
+        curl_easy_setopt(slot->easy, CURLOPT_TIMEOUT, 30L);
         curl_multi_add_handle(multi, slot->easy);
     }
     while (finished < total) {
@@ -109,6 +113,7 @@ int main(int argc, char **argv) {
     CURLM *multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)concurrency);
     struct curl_slist *headers = curl_slist_append(NULL, "Accept: application/json");
+    headers = curl_slist_append(headers, "User-Agent: curl_client/1 Switchboard-bench");
     struct slot *slots = calloc(concurrency, sizeof *slots);
     for (int i = 0; i < concurrency; i++) slots[i].easy = curl_easy_init();
 

@@ -4,6 +4,8 @@ import Foundation
 import FoundationNetworking
 #endif
 @testable import Switchboard
+import SwitchboardTesting
+import Testing
 
 /// An observer class for registry tests: records what it hears, thread-safely.
 final class Listener: Sendable {
@@ -52,20 +54,29 @@ func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bo
 }
 
 /// Waits until `client` has no send in flight and its transport has reported the end of every
-/// transfer it started (a cancelled one included): from then on, nothing can call back late. Tests
+/// transfer it started (a cancelled one included), then checks the first again: from then on, nothing
+/// can call back late (with ``CallbackQueue/immediate`` delivery, as the tests' clients have). Tests
 /// wait for this, not for a guessed pause, before they check that a callback came exactly once.
 func settled(_ client: Dispatcher, timeout: TimeInterval = 30) async -> Bool {
-    guard await settled(client.transportInUse, timeout: timeout) else { return false }
-    return await eventually(timeout: timeout) { client.inFlightCount == 0 }
+    guard await eventually(timeout: timeout, { client.inFlightCount == 0 }) else { return false }
+    // No transport yet: nothing was ever sent.
+    guard let transport = client.transportInUse else { return client.inFlightCount == 0 }
+    guard await settled(transport, timeout: timeout) else { return false }
+    return client.inFlightCount == 0
 }
 
-/// Waits until `transport` (URLSession's or libcurl's) has reported the end of every transfer.
-func settled(_ transport: any Transport, timeout: TimeInterval = 30) async -> Bool {
-    await eventually(timeout: timeout) {
-        switch transport {
-        case let transport as URLSessionTransport: transport.unreportedTasks == 0
-        case let transport as CurlTransport: transport.unreportedTransfers == 0
-        default: true
-        }
+/// Waits until `transport` (URLSession's, libcurl's or the stub) has returned from every transfer's
+/// completion, and (URLSession) URLSession has reported every task's end. Records an issue for a
+/// transport it can't look into: a test must not believe it waited.
+func settled(_ transport: any Transport, timeout: TimeInterval = 30, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+    let count: @Sendable () -> Int
+    switch transport {
+    case let transport as URLSessionTransport: count = { transport.unreportedTasks + transport.unfinishedTransfers }
+    case let transport as CurlTransport: count = { transport.unreportedTransfers }
+    case let transport as StubTransport: count = { transport.pendingAnswers }
+    default:
+        Issue.record("settled(_:) can't tell when a \(type(of: transport)) has called back for the last time", sourceLocation: sourceLocation)
+        return false
     }
+    return await eventually(timeout: timeout) { count() == 0 }
 }

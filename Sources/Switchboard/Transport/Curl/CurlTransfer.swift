@@ -182,7 +182,7 @@ final class CurlTransfer: @unchecked Sendable {
         var hasUserAgent = false
         for (name, value) in given where !Self.isFraming(name) {
             // libcurl drops `Name:` (it removes a header of its own so); `Name;` sends it empty.
-            lines.append(value.allSatisfy { $0 == " " || $0 == "\t" } ? "\(name);" : "\(name): \(value)")
+            lines.append(value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? "\(name);" : "\(name): \(value)")
             if !hasUserAgent, name.caseInsensitiveEquals("User-Agent") { hasUserAgent = true }
         }
         if !hasUserAgent { lines.append(Self.defaultUserAgentLine) }
@@ -460,14 +460,22 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
+    /// Set when a write to the destination file failed: nothing more is written to it. Loop thread only.
+    private var writeFailed = false
+
     /// Writes what waits for the file.
     private func flush() -> NetworkError? {
         guard let file, !pending.isEmpty else { return nil }
+        // Written once, whatever happens, and nothing after a failed write: the file holds a prefix of
+        // the body (a resume reads its offset from it); the same bytes again, or later ones after a
+        // gap, would corrupt it.
+        defer { pending.removeAll(keepingCapacity: true) }
+        guard !writeFailed else { return nil }
         do {
             try file.write(contentsOf: pending)
-            pending.removeAll(keepingCapacity: true)
             return nil
         } catch {
+            writeFailed = true
             return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(error)"]))
         }
     }
