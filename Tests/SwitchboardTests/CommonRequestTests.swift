@@ -11,9 +11,9 @@ import Testing
     /// Exactly seed 001's parameters (its key spelling included).
     static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
 
-    @Test func getWithTheSeedsParametersReturnsTheJSON() async throws {
+    @Test(arguments: TransportUnderTest.network) func getWithTheSeedsParametersReturnsTheJSON(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let json = try await client.request("/api.php", parameters: Self.seedParameters, method: .get)
             #expect(json["errorCode"] == 0)
             #expect(json["list"].array?.count == 3)
@@ -22,17 +22,17 @@ import Testing
         }
     }
 
-    @Test func postWithTheSeedsParametersAsAFormBody() async throws {
+    @Test(arguments: TransportUnderTest.network) func postWithTheSeedsParametersAsAFormBody(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let json = try await makeClient(server).request("/api.php", parameters: Self.seedParameters, method: .post)
+            let json = try await makeClient(server, on: kind).request("/api.php", parameters: Self.seedParameters, method: .post)
             #expect(json["method"] == "POST")
             #expect(json["list"].array?.count == 3)
         }
     }
 
-    @Test func postUsesTheConfiguredJSONBodyEncoding() async throws {
+    @Test(arguments: TransportUnderTest.network) func postUsesTheConfiguredJSONBodyEncoding(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.bodyEncoding = .json }
+            let client = makeClient(server, on: kind) { $0.bodyEncoding = .json }
             let result = await withCheckedContinuation { continuation in
                 client.request("/api.php", parameters: ["type": "List", "start": 1, "end": 3], method: .post) { continuation.resume(returning: $0) }
             }
@@ -42,9 +42,9 @@ import Testing
         }
     }
 
-    @Test func aFailureIsATypedErrorNeverAnEmptyDictionary() async throws {
+    @Test(arguments: TransportUnderTest.network) func aFailureIsATypedErrorNeverAnEmptyDictionary(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let result = await withCheckedContinuation { continuation in
                 client.request("/status/500") { continuation.resume(returning: $0) }
             }
@@ -56,9 +56,9 @@ import Testing
         }
     }
 
-    @Test func observersOfCommonRequestHearTheCallsAndTellThemApartByPath() async throws {
+    @Test(arguments: TransportUnderTest.network) func observersOfCommonRequestHearTheCallsAndTellThemApartByPath(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let paths = Box<[String]>([])
             let listener = Listener()
             client.addObserver(listener, for: CommonRequest.self, on: .immediate) { _, event in

@@ -7,9 +7,9 @@ import Testing
 @testable import Switchboard
 
 @Suite(timeLimit(minutes: 1)) struct HeaderAndAdapterTests {
-    @Test func defaultHeadersMergeWithTheRequestsAndTheRequestWins() async throws {
+    @Test(arguments: TransportUnderTest.network) func defaultHeadersMergeWithTheRequestsAndTheRequestWins(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.defaultHeaders = ["X-App": "demo", "X-Mode": "default"] }
+            let client = makeClient(server, on: kind) { $0.defaultHeaders = ["X-App": "demo", "X-Mode": "default"] }
             let response = try await client.response(for: Echo(headers: ["x-mode": "request"]))
             #expect(response.json["headers"]["X-App"] == "demo")
             // One field, the request's value (the name keeps the first spelling; names are case-insensitive).
@@ -18,9 +18,9 @@ import Testing
         }
     }
 
-    @Test func bodyEncodingsContentTypeWinsOverADefaultButNotOverTheRequest() async throws {
+    @Test(arguments: TransportUnderTest.network) func bodyEncodingsContentTypeWinsOverADefaultButNotOverTheRequest(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.defaultHeaders = ["Content-Type": "application/json;charset=utf-8"] }
+            let client = makeClient(server, on: kind) { $0.defaultHeaders = ["Content-Type": "application/json;charset=utf-8"] }
             let form = try await client.response(for: Echo(method: .post, parameters: ["a": "1"]))
             #expect(form.json["form"]["a"] == "1")
             let own = try await client.response(for: Echo(method: .post, parameters: ["a": "1"], headers: ["Content-Type": "text/plain"]))
@@ -28,20 +28,20 @@ import Testing
         }
     }
 
-    @Test func defaultHeaderWithANewlineIsRejected() async throws {
+    @Test(arguments: TransportUnderTest.network) func defaultHeaderWithANewlineIsRejected(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server) { $0.defaultHeaders = ["X-App": "a\r\nInjected: yes"] }
+            let client = makeClient(server, on: kind) { $0.defaultHeaders = ["X-App": "a\r\nInjected: yes"] }
             expectError(await client.result(Echo()).failure, \.isInvalidRequest, "invalidRequest")
             #expect(server.totalRequests == 0)
         }
     }
 
-    @Test func adaptersAddABearerTokenToBuiltAndCustomRequests() async throws {
+    @Test(arguments: TransportUnderTest.network) func adaptersAddABearerTokenToBuiltAndCustomRequests(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let bearer = ClosureRequestAdapter { request, _ in
                 request.headers["Authorization"] = "Bearer t0k3n"
             }
-            let client = makeClient(server) { $0.adapters = [bearer] }
+            let client = makeClient(server, on: kind) { $0.adapters = [bearer] }
             let built = try await client.response(for: Echo())
             #expect(built.json["headers"]["Authorization"] == "Bearer t0k3n")
             let custom = try await client.response(for: Custom(urlRequest: URLRequest(url: server.url("/echo/c"))))
@@ -49,19 +49,19 @@ import Testing
         }
     }
 
-    @Test func requestAdaptersRunAfterTheConfigurations() async throws {
+    @Test(arguments: TransportUnderTest.network) func requestAdaptersRunAfterTheConfigurations(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let order = Box<[String]>([])
             let global = ClosureRequestAdapter { _, _ in order.mutate { $0.append("global") } }
             let local = ClosureRequestAdapter { _, _ in order.mutate { $0.append("request") } }
             var request = Get("/echo")
             request.pipeline.adapters = [local]
-            _ = try await makeClient(server) { $0.adapters = [global] }.response(for: request)
+            _ = try await makeClient(server, on: kind) { $0.adapters = [global] }.response(for: request)
             #expect(order.value == ["global", "request"])
         }
     }
 
-    @Test func anAdapterCannotInjectAHeaderAndAThrowingAdapterFailsBeforeSending() async throws {
+    @Test(arguments: TransportUnderTest.network) func anAdapterCannotInjectAHeaderAndAThrowingAdapterFailsBeforeSending(_ kind: TransportUnderTest) async throws {
         struct NoToken: Error {}
         try await withServer { server in
             let injecting = ClosureRequestAdapter { request, _ in
@@ -69,18 +69,18 @@ import Testing
             }
             // Adapters set headers on Switchboard's own HTTPHeaders, so the value is seen and refused
             // (URLRequest.setValue on Linux would drop it silently and send the request without it).
-            let error = await makeClient(server) { $0.adapters = [injecting] }.result(Echo()).failure
+            let error = await makeClient(server, on: kind) { $0.adapters = [injecting] }.result(Echo()).failure
             #expect(error?.isInvalidRequest == true, "\(String(describing: error))")
             #expect(server.totalRequests == 0)
             let sentSoFar = server.totalRequests
             let throwing = ClosureRequestAdapter { _, _ in throw NoToken() }
-            let thrown = await makeClient(server) { $0.adapters = [throwing] }.result(Echo()).failure
+            let thrown = await makeClient(server, on: kind) { $0.adapters = [throwing] }.result(Echo()).failure
             #expect(thrown?.invalidReason?.contains("NoToken") == true)
             #expect(server.totalRequests == sentSoFar)
         }
     }
 
-    @Test func seedCustomRequestSendsItsOwnGzippedBodyAndStillReachesObservers() async throws {
+    @Test(arguments: TransportUnderTest.network) func seedCustomRequestSendsItsOwnGzippedBodyAndStillReachesObservers(_ kind: TransportUnderTest) async throws {
         struct UploadEvents: Request {
             let url: URL
             var path: String { "/ignored" }
@@ -96,7 +96,7 @@ import Testing
             }
         }
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let heard = Box<[String]>([])
             let listener = Listener()
             client.addObserver(listener, for: UploadEvents.self, on: .immediate) { _, event in heard.mutate { $0.append(Listener.name(event)) } }

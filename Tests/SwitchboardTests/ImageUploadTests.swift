@@ -11,12 +11,12 @@ import Testing
     static let webp = Data("RIFF".utf8) + Data([0, 0, 0, 0]) + Data("WEBPVP8 ".utf8) + Data(repeating: 3, count: 500)
     static let heic = Data([0, 0, 0, 0x18]) + Data("ftypheic".utf8) + Data(repeating: 4, count: 700)
 
-    @Test func imagesGoUnderOneFieldWithDatedNamesTheirOwnTypesAndTheParameters() async throws {
+    @Test(arguments: TransportUnderTest.network) func imagesGoUnderOneFieldWithDatedNamesTheirOwnTypesAndTheParameters(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let date = Date(timeIntervalSince1970: 1_780_000_000)  // 2026-05-28 UTC
             var upload = ImageUpload("/upload/echo", images: [Self.jpeg, Self.png, Self.webp, Self.heic], fieldName: "photos", parameters: ["album": "trip", "user": ["id": 5]])
             upload.date = date
-            let parts = try await makeClient(server).response(for: upload).json["parts"].array ?? []
+            let parts = try await makeClient(server, on: kind).response(for: upload).json["parts"].array ?? []
             #expect(parts.map { $0["name"].string ?? "" } == ["album", "user[id]", "photos", "photos", "photos", "photos"])
             #expect(parts.prefix(2).map { $0["value"].string ?? "" } == ["trip", "5"])
             #expect(parts.dropFirst(2).map { $0["filename"].string ?? "" } == ["2026-05-28-0.jpg", "2026-05-28-1.png", "2026-05-28-2.webp", "2026-05-28-3.heic"])
@@ -25,9 +25,9 @@ import Testing
         }
     }
 
-    @Test func theOneCallFormAnswersWithTheRepliesJSON() async throws {
+    @Test(arguments: TransportUnderTest.network) func theOneCallFormAnswersWithTheRepliesJSON(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let progress = Locked([TransferProgress]())
             let result = await withCheckedContinuation { continuation in
                 client.uploadImages(
@@ -48,9 +48,9 @@ import Testing
         }
     }
 
-    @Test func anEmptyArrayOrAnElementThatIsNotAnImageFailsBeforeSendingNamingTheIndex() async throws {
+    @Test(arguments: TransportUnderTest.network) func anEmptyArrayOrAnElementThatIsNotAnImageFailsBeforeSendingNamingTheIndex(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server)
+            let client = makeClient(server, on: kind)
             let empty = await client.result(ImageUpload("/upload/echo", images: [])).failure
             #expect(empty?.invalidReason?.contains("array of images is empty") == true, "\(String(describing: empty))")
             let text = Data("GIF8".utf8)  // too short to be a GIF
@@ -60,10 +60,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [HTTPMethod.put, .patch])
-    func anUploadMayBeAPutOrAPatch(_ method: HTTPMethod) async throws {
+    @Test(arguments: TransportUnderTest.network, [HTTPMethod.put, .patch])
+    func anUploadMayBeAPutOrAPatch(_ kind: TransportUnderTest, _ method: HTTPMethod) async throws {
         try await withServer { server in
-            let response = try await makeClient(server).response(for: ImageUpload("/upload/echo", images: [Self.png], method: method))
+            let response = try await makeClient(server, on: kind).response(for: ImageUpload("/upload/echo", images: [Self.png], method: method))
             #expect(response.json["parts"][0]["checksum"].string == Checksum.of(Self.png))
         }
     }

@@ -14,10 +14,10 @@ final class CapturingLogger: NetworkLogger {
 }
 
 @Suite(timeLimit(minutes: 1)) struct LoggingTests {
-    @Test func debugModeLogsMethodURLParametersStatusDurationAndBodyPreview() async throws {
+    @Test(arguments: TransportUnderTest.network) func debugModeLogsMethodURLParametersStatusDurationAndBodyPreview(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.logMode = .debug; $0.logger = logger
             }
             _ = try await client.response(for: Get("/api.php").with(\.parameters, ["type": "List", "start": 0, "end": 2]))
@@ -30,10 +30,10 @@ final class CapturingLogger: NetworkLogger {
         }
     }
 
-    @Test func secretsNeverReachTheLog() async throws {
+    @Test(arguments: TransportUnderTest.network) func secretsNeverReachTheLog(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let logger = CapturingLogger()
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.logMode = .debug; $0.logger = logger
             }
             _ = try await client.response(
@@ -61,10 +61,10 @@ final class CapturingLogger: NetworkLogger {
         }
     }
 
-    @Test func errorsModeLogsOnlyFailuresAndOffLogsNothing() async throws {
+    @Test(arguments: TransportUnderTest.network) func errorsModeLogsOnlyFailuresAndOffLogsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let errors = CapturingLogger()
-            let client = makeClient(server) {
+            let client = makeClient(server, on: kind) {
                 $0.logMode = .errors; $0.logger = errors
             }
             _ = try await client.response(for: Get("/echo"))
@@ -73,7 +73,7 @@ final class CapturingLogger: NetworkLogger {
             #expect(errors.records.value.first?.level == .error)
             #expect(errors.text.contains("HTTP 500"))
             let silent = CapturingLogger()
-            _ = await makeClient(server) { $0.logger = silent }.result(Get("/status/500"))
+            _ = await makeClient(server, on: kind) { $0.logger = silent }.result(Get("/status/500"))
             #expect(silent.records.value.isEmpty)
         }
     }
