@@ -92,11 +92,12 @@ enum Chart {
         return svg
     }
 
-    /// 1, 2 or 5 times a power of ten, at least `value`.
+    /// The smallest of 1, 1.2, 1.6, 2, 2.4, 3, 4, 6 or 8 times a power of ten that is at least `value`
+    /// (each divides into four even steps on the axis).
     static func niceCeiling(_ value: Double) -> Double {
         guard value > 0, value.isFinite else { return 1 }
         let power = pow(10, floor(log10(value)))
-        for factor in [1.0, 2, 5, 10] where factor * power >= value { return factor * power }
+        for factor in [1.0, 1.2, 1.6, 2, 2.4, 3, 4, 6, 8, 10] where factor * power >= value { return factor * power }
         return 10 * power
     }
 
