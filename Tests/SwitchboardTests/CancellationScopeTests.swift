@@ -104,16 +104,21 @@ private final class Screen: Sendable {}
 
     @Test(arguments: TransportUnderTest.network) func ownerDeallocatedBeforeTheTransferStartsStillCancelsOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server, on: kind)
+            // The send is held in an interceptor's `adapt`, before any transfer, until the test says.
+            let suspending = InterceptorTests.Suspending(release: Box(false))
+            let client = makeClient(server, on: kind) { $0.interceptors = [suspending] }
             let recorder = RecordingObserver<Get>()
             recorder.observe(client)
             var screen: Screen? = Screen()
             let handle = client.send(Get("/delay/60000"), owner: screen!)
+            #expect(await eventually(timeout: 30) { suspending.entered.value == 1 }, "held before its transfer")
             screen = nil
             let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 30)
             #expect(event.error?.isCancelled == true)
-            #expect(await settled(client), "the cancelled transfer's end is reported")
+            suspending.release.mutate { $0 = true }
+            #expect(await settled(client))
             #expect(recorder.terminalEvents.count == 1)
+            #expect(server.totalRequests == 0, "the transfer never started")
         }
     }
 }

@@ -264,10 +264,10 @@ import Testing
                 completions.withLock { $0 += 1 }
                 outcome.withLock { $0 = result }
             }
-            #expect(await eventually(timeout: 20) { received.withLock { $0.last ?? 0 } > 0 })
+            #expect(await eventually(timeout: 60) { received.withLock { $0.last ?? 0 } > 0 })
             handle.pause()
             #expect(handle.isPaused)
-            #expect(await eventually(timeout: 20) { folders.partialFiles().count == 2 })
+            #expect(await eventually(timeout: 60) { folders.partialFiles().count == 2 })
             file.release()
             let transport = try #require(client.transportInUse)
             #expect(await settled(transport), "the paused transfer's end is reported")
@@ -303,10 +303,10 @@ import Testing
                     received.withLock { $0 = value.bytesReceived }
                 }
             ) { result in outcomes.withLock { $0.append(result.failure) } }
-            #expect(await eventually(timeout: 20) { received.withLock { $0 } > 0 })
+            #expect(await eventually(timeout: 60) { received.withLock { $0 } > 0 })
             handle.cancel()
             handle.cancel()
-            #expect(await eventually(timeout: 20) { outcomes.withLock { $0.count } == 1 })
+            #expect(await eventually(timeout: 60) { outcomes.withLock { $0.count } == 1 })
             // A resume after the end does nothing: with the file released, a wrongful restart would
             // run to the end and be seen (a request, a new send, a second outcome, no partial file).
             file.release()

@@ -164,22 +164,26 @@ import Testing
                 }
                 return bySend
             }
-            let churning = Box(true)
+            let churning = Box(true), opened = Box(0)
             let churn = Task.detached {
-                // Streams and bus observers opened and closed on other threads meanwhile.
-                var opened = 0
-                while churning.value || opened < 50 {
+                // Streams and bus observers opened and closed on another thread all along.
+                while churning.value {
                     let other = client.allEvents()
                     let token = client.addObserverForAllRequests(on: .immediate) { _ in }
                     let reader = Task { for await _ in other { break } }
                     token.cancel()
                     reader.cancel()
-                    opened += 1
+                    opened.mutate { $0 += 1 }
                     await Task.yield()
                 }
             }
+            // The sends start while the churn runs, and their answers are held until it has run on.
+            #expect(await eventually(timeout: 30) { opened.value >= 20 })
             var handles: [RequestHandle] = []
-            for n in 0..<sends { handles.append(n.isMultiple(of: 2) ? client.send(Ping(n: n)) : client.send(Pong())) }
+            for n in 0..<sends { handles.append(client.send(Get("/concurrent/bus?hold=release&i=\(n)"))) }
+            let afterSends = opened.value
+            #expect(await eventually(timeout: 30) { opened.value >= afterSends + 20 && server.hits("/concurrent/bus") == 8 })
+            server.release("bus")
             let bySend = await collected.value
             churning.mutate { $0 = false }
             await churn.value

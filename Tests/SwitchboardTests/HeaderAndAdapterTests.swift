@@ -49,6 +49,36 @@ import Testing
         }
     }
 
+    /// Every value the echo route saw for `name`, whatever the case it was sent in.
+    static func values(_ name: String, in response: Response<Echo>) -> [String] {
+        (response.json["headers"].object ?? [:]).filter { $0.key.lowercased() == name.lowercased() }.compactMap(\.value.string)
+    }
+
+    /// The package's User-Agent goes out unless the app sets one, in the default headers or in an
+    /// adapter (in any case of the name): one value, never two.
+    @Test(arguments: TransportUnderTest.network) func theUserAgentIsThePackagesUnlessTheAppSetsOne(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let plain = try await makeClient(server, on: kind).response(for: Echo())
+            #expect(Self.values("User-Agent", in: plain) == [UserAgent.default])
+            let byDefaults = try await makeClient(server, on: kind) { $0.defaultHeaders = ["User-Agent": "App/3"] }.response(for: Echo())
+            #expect(Self.values("User-Agent", in: byDefaults) == ["App/3"])
+            let agent = ClosureRequestAdapter { request, _ in request.headers["user-agent"] = "Adapted/1" }
+            let byAdapter = try await makeClient(server, on: kind) { $0.adapters = [agent] }.response(for: Echo())
+            #expect(Self.values("User-Agent", in: byAdapter) == ["Adapted/1"])
+        }
+    }
+
+    /// The User-Agent of the app's own `URLSessionConfiguration` wins over the package's (URLSession's
+    /// transport alone takes one).
+    @Test func theUserAgentOfTheAppsSessionConfigurationWins() async throws {
+        try await withServer { server in
+            let settings = URLSessionConfiguration.ephemeral
+            settings.httpAdditionalHeaders = ["user-agent": "Session/2"]
+            let response = try await makeClient(server) { $0.transport = .urlSession(settings) }.response(for: Echo())
+            #expect(Self.values("User-Agent", in: response) == ["Session/2"])
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func requestAdaptersRunAfterTheConfigurations(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let order = Box<[String]>([])
