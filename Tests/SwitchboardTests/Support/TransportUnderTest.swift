@@ -138,6 +138,8 @@ struct TransferRecord: Sendable {
     var bodyBeforeHead = false
     var cancelledAt: Date?
     var completedAt: Date?
+    /// When the last body byte arrived (the last progress value that received more).
+    var lastByteAt: Date?
 }
 
 /// Runs one transfer on `transport` and waits for its completion (or `timeout`), without blocking a
@@ -171,6 +173,7 @@ func transfer(
             record.mutate { record in
                 if record.completions > 0 { record.late += 1 }
                 if record.heads.isEmpty, value.bytesReceived > 0 { record.bodyBeforeHead = true }
+                if value.bytesReceived > (record.progress.last?.bytesReceived ?? 0) { record.lastByteAt = Date() }
                 record.progress.append(value)
             }
         },
