@@ -48,11 +48,6 @@ import Testing
 
     // MARK: Inside a shared token refresh
 
-    struct Me: Request {
-        var n: Int
-        var path: String { "/me?n=\(n)" }
-    }
-
     @Test(arguments: TransportUnderTest.network) func aCancelWhileWaitingForASharedRefreshEndsThatSendAloneAndSendsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let gate = AsyncGate()
@@ -67,9 +62,9 @@ import Testing
                 $0.interceptors = [auth]
                 $0.monitors = [calls]
             }
-            let first = Box<Result<Response<Me>, NetworkError>?>(nil), second = Box<Result<Response<Me>, NetworkError>?>(nil)
-            let cancelled = client.send(Me(n: 1)) { result in first.mutate { $0 = result } }
-            client.send(Me(n: 2)) { result in second.mutate { $0 = result } }
+            let first = Box<Result<Response<RefreshReentrancyTests.Me>, NetworkError>?>(nil), second = Box<Result<Response<RefreshReentrancyTests.Me>, NetworkError>?>(nil)
+            let cancelled = client.send(RefreshReentrancyTests.Me(n: 1)) { result in first.mutate { $0 = result } }
+            client.send(RefreshReentrancyTests.Me(n: 2)) { result in second.mutate { $0 = result } }
             #expect(await eventually(timeout: 30) { calls.calls.value.filter { $0 == "start" }.count == 2 })
             #expect(await eventually(timeout: 30) { await gate.waiting == 1 }, "the refresh is under way")
             cancelled.cancel()

@@ -122,3 +122,18 @@ public struct TransferCallbacks: Sendable {
         self.completion = completion
     }
 }
+
+extension TransferCallbacks {
+    /// These callbacks, counted in `open` from now until the completion has returned: how a transport
+    /// tells the package's tests that no callback of its transfers can come any more.
+    func counted(in open: Locked<Int>) -> TransferCallbacks {
+        open.withLock { $0 += 1 }
+        var counted = self
+        let completion = self.completion
+        counted.completion = { result in
+            completion(result)
+            open.withLock { $0 -= 1 }
+        }
+        return counted
+    }
+}

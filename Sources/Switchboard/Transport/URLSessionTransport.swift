@@ -108,14 +108,7 @@ public final class URLSessionTransport: Transport {
         #else
         request.urlRequest.timeoutInterval = idle ?? IdleTimeouts.longest
         #endif
-        var callbacks = callbacks
-        let completion = callbacks.completion
-        callbacks.completion = { [unfinished] result in
-            completion(result)
-            unfinished.withLock { $0 -= 1 }
-        }
-        unfinished.withLock { $0 += 1 }
-        let state = TransferState(request: request, options: options, callbacks: callbacks)
+        let state = TransferState(request: request, options: options, callbacks: callbacks.counted(in: unfinished))
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)
     }

@@ -69,13 +69,7 @@ public final class CurlTransport: Transport {
     /// Starts a transfer on the loop thread.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
-        var callbacks = callbacks
-        let completion = callbacks.completion
-        callbacks.completion = { [unreported] result in
-            completion(result)
-            unreported.withLock { $0 -= 1 }
-        }
-        unreported.withLock { $0 += 1 }
+        let callbacks = callbacks.counted(in: unreported)
         let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
