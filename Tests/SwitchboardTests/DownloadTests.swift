@@ -233,9 +233,12 @@ import Testing
             let first = Locked<Result<Response<Download>, NetworkError>?>(nil)
             client.send(Download("/files/slow.bin", to: destination)) { result in first.withLock { $0 = result } }
             #expect(await eventually(timeout: 20) { file.requests.count == 1 })
+            let asked = DispatchTime.now()
             let second = await client.result(Download("/files/slow.bin", to: destination)).failure
+            let waited = Double(DispatchTime.now().uptimeNanoseconds - asked.uptimeNanoseconds) / 1e9
             file.release()
             #expect(second?.invalidReason?.contains("already running") == true, "\(String(describing: second))")
+            #expect(waited >= 3, "the second waits 3 s for the first to end before it gives up (waited \(waited) s)")
             #expect(await eventually(timeout: 20) { first.withLock { $0 } != nil })
             let firstResult = first.withLock { $0 }
             #expect((try? firstResult?.get())?.fileURL != nil, "\(String(describing: firstResult))")

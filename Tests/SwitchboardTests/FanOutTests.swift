@@ -191,4 +191,33 @@ import Testing
             for (sendID, kinds) in bySend { #expect(kinds == [false, true], "send \(sendID): \(kinds)") }
         }
     }
+
+    /// `inFlightCount` reaching 0 means the terminal event has reached the `.immediate` observers: a
+    /// test (or an app) that waits for it may read what they recorded. Before the fix, a send left the
+    /// count first, and a sanitizer run saw the log without its `cancelled`.
+    @Test(arguments: TransportUnderTest.network) func aSendLeavesTheInFlightCountOnlyAfterItsImmediateObserversHeardItsEnd(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let listener = Listener()
+            let inTerminal = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+            client.addObserver(listener, for: Ping.self, on: .immediate) { _, event in
+                guard event.isTerminal else { return }
+                inTerminal.signal()
+                release.wait()
+            }
+            let done = Box(false)
+            client.send(Ping()) { _ in done.mutate { $0 = true } }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    inTerminal.wait()
+                    continuation.resume()
+                }
+            }
+            #expect(client.inFlightCount == 1, "the observer is still hearing the end")
+            #expect(!done.value)
+            release.signal()
+            #expect(await eventually { done.value })
+            #expect(client.inFlightCount == 0)
+        }
+    }
 }

@@ -110,6 +110,26 @@ import Testing
         }
     }
 
+    @Test(arguments: TransportUnderTest.network) func aMakeURLRequestThatThrowsFailsOnceBeforeSendingAndNamesTheError(_ kind: TransportUnderTest) async throws {
+        struct Unsigned: Error {}
+        struct Signed: Request {
+            var path: String { "/ignored" }
+            func makeURLRequest(baseURL: URL?) throws -> URLRequest? { throw Unsigned() }
+        }
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let heard = Box<[String]>([])
+            let listener = Listener()
+            client.addObserver(listener, for: Signed.self, on: .immediate) { _, event in heard.mutate { $0.append(Listener.name(event)) } }
+            let error = await client.result(Signed()).failure
+            #expect(error?.isInvalidRequest == true)
+            #expect(error?.invalidReason == "makeURLRequest threw: Unsigned()")
+            #expect(heard.value == ["started", "failed"])
+            #expect(await settled(client))
+            #expect(server.totalRequests == 0)
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func seedCustomRequestSendsItsOwnGzippedBodyAndStillReachesObservers(_ kind: TransportUnderTest) async throws {
         struct UploadEvents: Request {
             let url: URL

@@ -276,7 +276,9 @@ public final class Dispatcher: Sendable {
         inFlight.withLock { Array($0.values) }
     }
 
-    /// The number of sends that have not finished.
+    /// The number of sends that have not finished. A send leaves the count once its terminal event
+    /// has gone to its ``CallbackQueue/immediate`` observers (others have it queued), and before its
+    /// completion closure runs or its `await` returns.
     public var inFlightCount: Int { inFlight.withLock { $0.count } }
 }
 

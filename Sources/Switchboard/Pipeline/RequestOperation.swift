@@ -938,7 +938,6 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// The one terminal event: monitors' didFinish, willDeliver → observers, then the call's own
     /// closure → didDeliver.
     private func deliver(_ outcome: Outcome, attempts: Int) {
-        onFinish(id)
         let error = outcome.failure
         let callbackQueue = configuration.callbackQueue
         if !monitors.isEmpty {
@@ -957,10 +956,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if let completion, completionQueue.dispatchQueue != nil {
             // Observers first, then the completion, on its queue (in their block when they share it).
             registry.post(R.self, then: completionQueue, event) { [refreshScope] in refreshScope.run { completion(result) } }
+            onFinish(id)
         } else {
             // The event is made only if something observes it; the completion (or the continuation)
             // runs here, after the `.immediate` observers.
             registry.post(R.self, event)
+            // It leaves the count after its `.immediate` observers ran, before its caller resumes.
+            onFinish(id)
             if let continuation {
                 SanitizerHandOff.release(self)
                 continuation.resume(returning: result)
