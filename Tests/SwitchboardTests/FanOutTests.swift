@@ -208,7 +208,7 @@ import Testing
             let done = Box(false)
             client.send(Ping()) { _ in done.mutate { $0 = true } }
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+                onOwnThread {
                     inTerminal.wait()
                     continuation.resume()
                 }

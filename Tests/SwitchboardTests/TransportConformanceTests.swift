@@ -50,6 +50,35 @@ import Testing
         }
     }
 
+    /// One send at a time on one transport, so each may reuse the connection and (libcurl) the easy
+    /// handle of the one before: nothing of one request (method, body, headers, progress callbacks)
+    /// reaches the next.
+    @Test(arguments: TransportUnderTest.network) func sendsInTurnCarryNothingFromOneToTheNext(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let body = TransferBody.data(Data("payload".utf8))
+            func echo(_ method: String, _ headers: [String: String] = [:], body: TransferBody = .none) async -> JSON {
+                let request = TransportRequest(Self.request(server.url("/echo"), method: method, headers: headers), body: body)
+                return await transfer(transport, request, options: TransferOptions(timeout: 10, idleTimeout: method == "PUT" ? 5 : nil)).json
+            }
+            let post = await echo("POST", ["X-One": "1", "Content-Type": "text/plain"], body: body)
+            #expect(post["method"] == "POST" && post["body"] == "payload")
+            for (index, method) in ["GET", "DELETE", "GET", "PUT", "GET", "GET"].enumerated() {
+                let sent = method == "PUT" ? await echo(method, body: body) : await echo(method)
+                #expect(sent["method"].string == method, "send \(index): \(sent)")
+                #expect(sent["body"] == (method == "PUT" ? "payload" : ""), "send \(index): \(sent)")
+                #expect(sent["headers"]["X-One"].isNull && sent["headers"]["Content-Type"].isNull, "send \(index): \(sent["headers"])")
+                if method == "GET" {
+                    #expect(sent["headers"]["Content-Length"].isNull && sent["headers"]["Transfer-Encoding"].isNull, "send \(index): \(sent["headers"])")
+                }
+            }
+            let head = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "HEAD")))
+            #expect(head.response?.httpResponse.statusCode == 200 && head.response?.data.isEmpty == true)
+            let after = await echo("GET")
+            #expect(after["method"] == "GET" && after["body"] == "", "a GET after a HEAD has its body read: \(after)")
+        }
+    }
+
     @Test func theUserAgentIsMadeOfTokens() {
         #expect(UserAgent.make(appName: "Reader", appVersion: "2.1") == "Reader/2.1 Switchboard/\(UserAgent.libraryVersion)")
         #expect(UserAgent.make(appName: nil, appVersion: nil) == "unknown/unknown Switchboard/\(UserAgent.libraryVersion)")

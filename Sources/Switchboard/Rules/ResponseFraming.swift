@@ -53,9 +53,10 @@ enum ResponseFraming {
 
     /// Whether decimal digits without leading zeros fit in an `Int64`.
     private static func fitsInt64(_ digits: String) -> Bool {
-        let maximum = String(Int64.max)
-        return digits.utf8.count < maximum.utf8.count || (digits.utf8.count == maximum.utf8.count && digits <= maximum)
+        digits.utf8.count < int64Maximum.utf8.count || (digits.utf8.count == int64Maximum.utf8.count && digits <= int64Maximum)
     }
+
+    private static let int64Maximum = String(Int64.max)
 
     /// The problem of parsed fields.
     static func problem(in fields: [HTTPHeaders.Field]) -> String? {

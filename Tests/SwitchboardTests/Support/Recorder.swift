@@ -44,11 +44,21 @@ final class MainActorListener {
 }
 
 /// Waits (polling, bounded) until `condition` holds; returns whether it did.
+///
+/// The bound is for a hang, not for slowness, so it counts only the time the process could run: a
+/// 2 ms poll that comes back after more than a quarter of a second was a process starved of CPU (a
+/// loaded 2-core machine, another build beside the tests: 20–40 s in which even a test of pure
+/// arithmetic did not finish), and counts as a quarter of a second. A send that hangs still fails the
+/// wait after `timeout` (scaled under sanitizers) of polls.
 func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(timeout * timeScale)
-    while Date() < deadline {
+    var budget = timeout * timeScale
+    var last = DispatchTime.now().uptimeNanoseconds
+    while budget > 0 {
         if await condition() { return true }
         try? await Task.sleep(nanoseconds: 2_000_000)
+        let now = DispatchTime.now().uptimeNanoseconds
+        budget -= min(Double(now - last) / 1e9, 0.25)
+        last = now
     }
     return await condition()
 }

@@ -26,8 +26,8 @@ final class CurlEventLoop: @unchecked Sendable {
     private let inbox = Locked(Inbox())
     /// The transfers whose current hop is in the multi handle, by easy handle. Loop thread only.
     private var running: [CurlLibrary.Handle: CurlTransfer] = [:]
-    /// Easy handles of ended hops, reset for the next (libcurl's advice: reuse them). Loop thread only.
-    private var spare: [CurlLibrary.Handle] = []
+    /// Easy handles of ended hops, for the next (libcurl's advice: reuse them). Loop thread only.
+    private var spare: [CurlEasy] = []
     private static let spareLimit = 64
     /// When the earliest idle deadline of `running` may fall (`DispatchTime` nanoseconds); the loop
     /// looks at the transfers' idle time only from then on. Loop thread only.
@@ -71,20 +71,26 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func run() {
+        var starts: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
         var active: Int32 = 0
         var ready: Int32 = 0
         while true {
-            let work = inbox.withLock { inbox -> Inbox in
-                defer { inbox.starts = []; inbox.cancels = [] }
-                return inbox
+            // The inbox's arrays and these two trade places, so neither allocates once it has grown.
+            let stopping = inbox.withLock { inbox -> Bool in
+                swap(&inbox.starts, &starts)
+                swap(&inbox.cancels, &cancels)
+                return inbox.stopping
             }
-            for transfer in work.starts { begin(transfer) }
-            for transfer in work.cancels { end(transfer, .failure(.cancelled)) }
-            if work.stopping {
+            for transfer in starts { begin(transfer) }
+            for transfer in cancels { end(transfer, .failure(.cancelled)) }
+            starts.removeAll(keepingCapacity: true)
+            cancels.removeAll(keepingCapacity: true)
+            if stopping {
                 for transfer in Array(running.values) { end(transfer, .failure(.cancelled)) }
                 // Transfers started after the stop have no hop in the multi handle: they end here too.
                 for transfer in inbox.withLock({ $0.starts }) { transfer.finish(.failure(.cancelled)) }
-                for easy in spare { curl.easyCleanup(easy) }
+                for easy in spare { curl.easyCleanup(easy.handle) }
                 spare = []
                 _ = curl.multiCleanup(multi)
                 return
@@ -135,7 +141,7 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Starts a transfer's first hop.
     private func begin(_ transfer: CurlTransfer) {
         guard !transfer.isFinished else { return }  // cancelled before it started
-        guard let easy = spare.popLast() ?? curl.easyInit() else {
+        guard let easy = spare.popLast() ?? curl.easyInit().map(CurlEasy.init) else {
             transfer.finish(.failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_easy_init failed"]))))
             return
         }
@@ -144,33 +150,33 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.finish(.failure(error))
             return
         }
-        running[easy] = transfer
+        running[easy.handle] = transfer
         if transfer.idleNanoseconds != .max {
             let (deadline, overflow) = DispatchTime.now().uptimeNanoseconds.addingReportingOverflow(transfer.idleNanoseconds)
             if !overflow { nextIdleCheck = min(nextIdleCheck, deadline) }
         }
-        if curl.multiAdd(multi, easy) != 0 {
-            running[easy] = nil
+        if curl.multiAdd(multi, easy.handle) != 0 {
+            running[easy.handle] = nil
             recycle(transfer.releaseHop())
             transfer.finish(.failure(.transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: "curl_multi_add_handle failed"]))))
         }
     }
 
-    /// Keeps an ended hop's easy handle for the next hop, reset, or frees it when enough are kept.
-    private func recycle(_ easy: CurlLibrary.Handle?) {
+    /// Keeps an ended hop's easy handle for the next hop, or frees it when enough are kept. (The next
+    /// hop resets it unless both are plain GETs: see ``CurlEasy/Options``.)
+    private func recycle(_ easy: CurlEasy?) {
         guard let easy else { return }
         if spare.count < Self.spareLimit {
-            curl.easyReset(easy)
             spare.append(easy)
         } else {
-            curl.easyCleanup(easy)
+            curl.easyCleanup(easy.handle)
         }
     }
 
     /// Removes a transfer's hop (if it has one in the multi handle) and ends it with `result`.
     private func end(_ transfer: CurlTransfer, _ result: Result<TransportResponse, NetworkError>) {
-        if let easy = transfer.easy, running.removeValue(forKey: easy) != nil {
-            _ = curl.multiRemove(multi, easy)
+        if let easy = transfer.easy, running.removeValue(forKey: easy.handle) != nil {
+            _ = curl.multiRemove(multi, easy.handle)
         }
         recycle(transfer.releaseHop())
         transfer.finish(result)

@@ -45,11 +45,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var reportedUpload: Int64 = 0
     private let start = Date()
     private let finishedFlag = AtomicFlag()
+    /// The transport's count of transfers that have not called their completion yet: this one leaves
+    /// it once its completion has returned.
+    private let unreported: Locked<Int>
 
     // The current hop (loop thread only).
-    private(set) var easy: CurlLibrary.Handle?
-    private var headerList: CurlLibrary.Handle?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlConstant.errorSize)
+    private(set) var easy: CurlEasy?
+    private var headerList = CurlHeaderList([])
     private var current: URLRequest
     private var currentBody: TransferBody
     private var redirects = 0
@@ -70,8 +72,13 @@ final class CurlTransfer: @unchecked Sendable {
     private var bytesSent: Int64 = 0
     private var firstByte: TimeInterval?
 
-    init(curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval?) {
+    /// A transfer counted in `unreported` (by the caller) until its completion has returned.
+    init(
+        curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval?,
+        unreported: Locked<Int>
+    ) {
         self.curl = curl
+        self.unreported = unreported
         self.request = request
         rules = TransferRules(options)
         self.callbacks = callbacks
@@ -82,11 +89,10 @@ final class CurlTransfer: @unchecked Sendable {
         idleNanoseconds = idleTimeout.map { UInt64($0 * 1e9) } ?? .max
         current = request.urlRequest
         currentBody = request.body
-        errorBuffer.initialize(repeating: 0, count: CurlConstant.errorSize)
     }
 
     deinit {
-        errorBuffer.deallocate()
+        headerList.free()
     }
 
     var isFinished: Bool { finishedFlag.isSet }
@@ -100,51 +106,68 @@ final class CurlTransfer: @unchecked Sendable {
         try? file?.close()
         file = nil
         callbacks.completion(result)
+        unreported.withLock { $0 -= 1 }
     }
 
     // MARK: Hops
 
-    /// Configures `easy` (new, or reset) for the current hop; on failure the handle is not kept.
-    func makeHop(on easy: CurlLibrary.Handle) -> NetworkError? {
+    /// Configures `easy` for the current hop; on failure the handle is not kept.
+    func makeHop(on easy: CurlEasy) -> NetworkError? {
         if let invalid = rules.check(url: current.url) ?? rules.check(currentBody) { return invalid }
         guard let url = current.url, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
             return .transport(URLError(.unsupportedURL))
         }
         self.easy = easy
         resetResponse()
+        let plainGet = (current.httpMethod ?? "GET") == "GET" && currentBody.isEmpty
+        // A handle last set for a plain GET keeps those options for the next plain GET; anything else
+        // starts from libcurl's defaults.
+        if easy.options == .other || (easy.options == .plainGet && !plainGet) {
+            curl.easyReset(easy.handle)
+            easy.options = .defaults
+        }
+        if easy.options == .defaults { setSharedOptions(easy) }
+        easy.options = plainGet ? .plainGet : .other
+        let handle = easy.handle
         let me = Unmanaged.passUnretained(self).toOpaque()
         setString(CurlConstant.optURL, url.absoluteString)
-        _ = curl.setPointer(easy, CurlConstant.optErrorBuffer, errorBuffer)
-        _ = curl.setLong(easy, CurlConstant.optNoSignal, 1)
-        _ = curl.setLong(easy, CurlConstant.optNoProgress, 1)
-        _ = curl.setLong(easy, CurlConstant.optFollowLocation, 0)
-        // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
-        _ = curl.setLong(easy, CurlConstant.optSuppressConnectHeaders, 1)
-        _ = curl.setLong(easy, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
-        _ = curl.setLong(easy, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
-        _ = curl.setLong(easy, CurlConstant.optTCPKeepAlive, 1)
+        _ = curl.setPointer(handle, CurlConstant.optHeaderData, me)
+        _ = curl.setPointer(handle, CurlConstant.optWriteData, me)
         // Waiting for a connection that may multiplex only pays where HTTP/2 can be agreed (https, by
         // ALPN). In clear text it made concurrent sends to one host wait for the first one's response.
-        _ = curl.setLong(easy, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0)
+        _ = curl.setLong(handle, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0)
         // The idle timeout is the loop's timer (`lastActivity`), from the hop's start: a wait for a free
-        // connection, connecting and the server's silence all count, as on URLSession.
-        if let idleTimeout { _ = curl.setLong(easy, CurlConstant.optConnectTimeoutMS, max(1, Int((idleTimeout * 1000).rounded(.up)))) }
+        // connection, connecting and the server's silence all count, as on URLSession. 0: libcurl's
+        // default (300 s).
+        _ = curl.setLong(handle, CurlConstant.optConnectTimeoutMS, idleTimeout.map { max(1, Int(($0 * 1000).rounded(.up))) } ?? 0)
         lastActivity = DispatchTime.now().uptimeNanoseconds
         reportedUpload = 0
-        // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
-        setString(CurlConstant.optAcceptEncoding, "")
-        _ = curl.setPointer(easy, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
-        _ = curl.setPointer(easy, CurlConstant.optHeaderData, me)
-        _ = curl.setPointer(easy, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
-        _ = curl.setPointer(easy, CurlConstant.optWriteData, me)
         do {
-            try configureMethodAndBody(easy, context: me)
+            try configureMethodAndBody(handle, context: me)
         } catch {
             self.easy = nil
             return error
         }
-        configureHeaders(easy)
+        configureHeaders(handle)
         return nil
+    }
+
+    /// The options every hop has alike, set on a new or reset handle.
+    private func setSharedOptions(_ easy: CurlEasy) {
+        let handle = easy.handle
+        _ = curl.setPointer(handle, CurlConstant.optErrorBuffer, easy.errorBuffer)
+        _ = curl.setLong(handle, CurlConstant.optNoSignal, 1)
+        _ = curl.setLong(handle, CurlConstant.optNoProgress, 1)
+        _ = curl.setLong(handle, CurlConstant.optFollowLocation, 0)
+        // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
+        _ = curl.setLong(handle, CurlConstant.optSuppressConnectHeaders, 1)
+        _ = curl.setLong(handle, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
+        _ = curl.setLong(handle, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
+        _ = curl.setLong(handle, CurlConstant.optTCPKeepAlive, 1)
+        // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
+        _ = "".withCString { curl.setPointer(handle, CurlConstant.optAcceptEncoding, $0) }
+        _ = curl.setPointer(handle, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
+        _ = curl.setPointer(handle, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
     }
 
     private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
@@ -175,30 +198,32 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func configureHeaders(_ easy: CurlLibrary.Handle) {
-        var lines: [String] = []
+        var lines: [CurlHeaderList.Line] = []
         let given = current.allHTTPHeaderFields ?? [:]
-        lines.reserveCapacity(given.count + 2)
+        lines.reserveCapacity(given.count + 3)
         // The framing is libcurl's, from the body it sends (a hand-set length could only be wrong).
         var hasUserAgent = false
         for (name, value) in given where !Self.isFraming(name) {
             // libcurl drops `Name:` (it removes a header of its own so); `Name;` sends it empty.
-            lines.append(value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? "\(name);" : "\(name): \(value)")
+            lines.append(value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? .empty(name) : .field(name, value))
             if !hasUserAgent, name.caseInsensitiveEquals("User-Agent") { hasUserAgent = true }
         }
-        if !hasUserAgent { lines.append(Self.defaultUserAgentLine) }
+        if !hasUserAgent { lines.append(.line(Self.defaultUserAgentLine)) }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
             current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
             let cookies = jar.cookies(for: url), !cookies.isEmpty,  // none: no header to build
             let cookie = HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
         {
-            lines.append("Cookie: \(cookie)")
+            lines.append(.field("Cookie", cookie))
         }
-        // No `Expect: 100-continue` wait before a body (URLSession sends none either).
-        lines.append("Expect:")
-        var list: CurlLibrary.Handle?
-        for line in lines { list = line.withCString { curl.slistAppend(list, $0) } ?? list }
-        headerList = list
-        _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, list.map { UnsafeRawPointer($0) })
+        // No `Expect: 100-continue` wait before a body (URLSession sends none either), and no
+        // `Content-Type: application/x-www-form-urlencoded` made up for a body without one (libcurl's
+        // POST machinery adds it; URLSession sends none).
+        lines.append(.line("Expect:"))
+        if upload != nil, !given.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { lines.append(.line("Content-Type:")) }
+        headerList.free()
+        headerList = CurlHeaderList(lines)
+        _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, headerList.pointer)
     }
 
     private static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
@@ -210,15 +235,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func setString(_ option: Int32, _ value: String) {
         // libcurl copies string options.
-        _ = value.withCString { curl.setPointer(easy, option, $0) }
+        _ = value.withCString { curl.setPointer(easy?.handle, option, $0) }
     }
 
     /// Ends the current hop (after it left the multi handle): frees its header list and hands back its
     /// easy handle, for the loop to reuse.
-    func releaseHop() -> CurlLibrary.Handle? {
-        if let headerList { curl.slistFreeAll(headerList) }
+    func releaseHop() -> CurlEasy? {
+        headerList.free()
         defer { easy = nil }
-        headerList = nil
         upload = nil
         return easy
     }
@@ -232,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
         pending = Data()
         bytesReceived = 0
         expectedToReceive = nil
-        errorBuffer[0] = 0
+        easy?.errorBuffer[0] = 0
     }
 
     /// The hop ended with libcurl's `code`: follow, or end the transfer.
@@ -268,10 +292,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    private var errorMessage: String {
-        let text = String(cString: errorBuffer)
-        return text.isEmpty ? "" : text
-    }
+    private var errorMessage: String { easy?.errorMessage ?? "" }
 
     // MARK: The response head
 

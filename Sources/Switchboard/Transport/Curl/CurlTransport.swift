@@ -69,8 +69,9 @@ public final class CurlTransport: Transport {
     /// Starts a transfer on the loop thread.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
-        let callbacks = callbacks.counted(in: unreported)
-        let transfer = CurlTransfer(curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle)
+        unreported.withLock { $0 += 1 }
+        let transfer = CurlTransfer(
+            curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle, unreported: unreported)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
     }
