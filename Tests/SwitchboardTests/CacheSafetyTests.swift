@@ -144,6 +144,30 @@ import Testing
         }
     }
 
+    /// An adapter that changes nothing: with it, the key is read back from the `URLRequest` instead of
+    /// from what the builder put there.
+    struct Unchanged: RequestAdapter {
+        func adapt(_ request: inout OutgoingRequest, for original: any Request) throws {}
+    }
+
+    @Test(arguments: TransportUnderTest.network, [false, true])
+    func aFormBodysVolatileFieldsAreLeftOutOfTheKeyOtherBodiesAreKeyedByTheirBytes(_ kind: TransportUnderTest, adapted: Bool) async throws {
+        let scratch = Scratch()
+        try await withServer { server in
+            let client = Self.client(server, kind, scratch.cache()) { if adapted { $0.adapters = [Unchanged()] } }
+            func post(_ text: String, _ type: String = "application/x-www-form-urlencoded") -> Counted {
+                Counted(key: "form", policy: CachePolicy(timeToLive: 60, volatileParameters: ["ts"]), method: .post, body: .data(Data(text.utf8), contentType: type))
+            }
+            var seen: [String] = []
+            for request in [post("a=1&ts=1"), post("a=1&ts=2"), post("a=2&ts=1"), post("a=1&ts=1", "application/octet-stream"), post("a=1&ts=9", "application/octet-stream")] {
+                let response = try await client.response(for: request)
+                seen.append("\(response.json["count"].int ?? -1) \(response.source)")
+            }
+            // A form's `ts` is volatile; the same bytes as another type are hashed whole, `ts` included.
+            #expect(seen == ["1 network", "1 cache", "2 network", "3 network", "4 network"])
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network)
     func aStoredResponseAnswersOnlyARequestThatMatchesItsVary(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()

@@ -36,6 +36,9 @@ public final class Dispatcher: Sendable {
         var transport: (any Transport)?
         /// The settings the transport was created with; `nil` when it was given to `init`.
         var transportSettings: TransportSettings?
+        /// The configuration ``version`` the transport was last found to match (its settings are not
+        /// made and compared again until the configuration changes).
+        var transportMatchesVersion: UInt64?
         /// The in-memory cookie jar (``CookiePolicy/inMemory``), kept across new transports.
         var cookieJar: HTTPCookieStorage?
         var nextID: UInt64 = 1
@@ -215,12 +218,12 @@ public final class Dispatcher: Sendable {
         let found = state.withLock { state -> (id: UInt64, configuration: Configuration, transport: (any Transport)?, jar: HTTPCookieStorage?) in
             let id = state.nextID
             state.nextID += 1
-            if ownsTransport {
-                let settings = TransportSettings(state.configuration)
-                if state.transport == nil || state.transportSettings != settings {
+            if ownsTransport, state.transport == nil || state.transportMatchesVersion != state.version {
+                if state.transport == nil || state.transportSettings != TransportSettings(state.configuration) {
                     if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
                     return (id, state.configuration, nil, state.cookieJar)
                 }
+                state.transportMatchesVersion = state.version
             }
             return (id, state.configuration, state.transport, nil)
         }
@@ -232,6 +235,7 @@ public final class Dispatcher: Sendable {
             let replaced = state.transport
             state.transport = made
             state.transportSettings = settings
+            state.transportMatchesVersion = nil  // the next send compares its configuration's settings
             return (made, replaced)
         }
         _ = dropped  // released here, outside the lock (a transport's deinit may be user code)

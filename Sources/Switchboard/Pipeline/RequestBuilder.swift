@@ -17,19 +17,35 @@ enum RequestBuilder {
         try adapt(prepare(request, body: request.body, configuration: configuration), for: request, configuration: configuration)
     }
 
-    /// The request before the adapters: built once per send.
-    struct Prepared: Sendable {
+    /// The request before the adapters: built once per send. A class: it travels through every step
+    /// of an attempt, and one reference is cheaper to copy than its fields.
+    final class Prepared: Sendable {
         let urlRequest: URLRequest
         /// Whether it came from `makeURLRequest` (then it still needs the final check).
         let isCustom: Bool
         /// The body, when it is not the URLRequest's `httpBody`: a file (given, or a multipart form
         /// assembled on disk).
-        var body: TransferBody?
+        let body: TransferBody?
         /// An assembled multipart body's temporary file, kept until the send is done with it.
-        var temporaryFile: TemporaryFile?
+        let temporaryFile: TemporaryFile?
         /// Whether it may carry `Authorization`, `Proxy-Authorization` or `Cookie` (known from our own
         /// header lists when we built it, which is cheaper than asking the `URLRequest`).
-        var mayCarryCredentialHeaders = true
+        let mayCarryCredentialHeaders: Bool
+        /// What `standard` put on `urlRequest`, for the cache key (`nil` for a custom request): reading
+        /// it back from a `URLRequest` costs a call into Foundation's object per field on Linux.
+        let parts: CacheKey.Parts?
+
+        init(
+            urlRequest: URLRequest, isCustom: Bool, body: TransferBody? = nil, temporaryFile: TemporaryFile? = nil, mayCarryCredentialHeaders: Bool = true,
+            parts: CacheKey.Parts? = nil
+        ) {
+            self.urlRequest = urlRequest
+            self.isCustom = isCustom
+            self.body = body
+            self.temporaryFile = temporaryFile
+            self.mayCarryCredentialHeaders = mayCarryCredentialHeaders
+            self.parts = parts
+        }
     }
 
     /// Builds everything but the adapters (once per send).
@@ -181,7 +197,8 @@ enum RequestBuilder {
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
         let credentialHeaders = headers["Authorization"] != nil || headers["Proxy-Authorization"] != nil || headers["Cookie"] != nil
         return Prepared(
-            urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders)
+            urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders,
+            parts: CacheKey.Parts(url: url, method: request.method.rawValue, body: body, contentType: headers["Content-Type"], handlesCookies: true))
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

@@ -165,7 +165,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
         progressHandler = progress
-        download = (request as? any DownloadRequest).map { ($0.destination, $0.resumes) }
+        // The type asked first: a metatype's conformance is cached, a value's cast boxes it.
+        download = R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
         self.id = id
         self.request = request
         self.configuration = configuration
@@ -174,15 +175,20 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.completion = completion
         self.onFinish = onFinish
         let pipeline = request.pipeline
-        hooks = (pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : []) + pipeline.responseHooks
+        // Arrays joined only when both have elements (joining allocates, even for two empty ones).
+        hooks = Self.joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks)
         retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
-        monitors = Monitors(configuration.allMonitors + pipeline.monitors, id: id, request: request)
+        monitors = Monitors(Self.joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
         cachePolicy = request.cachePolicy
         adaptsRequests = !(configuration.adapters.isEmpty && pipeline.adapters.isEmpty && interceptors.isEmpty)
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
+    }
+
+    private static func joined<Element>(_ first: [Element], _ second: [Element]) -> [Element] {
+        first.isEmpty ? second : second.isEmpty ? first : first + second
     }
 
     /// Resumes `continuation` with the result, after the observers (as a completion on `.immediate`
@@ -251,12 +257,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return
         }
         // The cache is read later, against the request as the adapters and interceptors leave it.
-        if cachePolicy != nil,
-            let setting = CacheStage.setting(for: request, prepared: prepared, configuration: configuration, policy: cachePolicy, cookies: transport.addedCookies)
-        {
-            state.withLock { $0.cacheSetting = setting }
-        }
-        attempt(1, prepared, on: transport)
+        let setting =
+            cachePolicy == nil
+            ? nil
+            : CacheStage.setting(
+                for: request, isDownload: download != nil, prepared: prepared, configuration: configuration, policy: cachePolicy, cookies: transport.addedCookies)
+        attempt(1, prepared, on: transport, cacheSetting: setting)
     }
 
     /// A stored entry as a response to this request, validated like one from the network.
@@ -277,43 +283,50 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// Runs the adapters (for every attempt: a retry may carry a fresh token) and starts the transfer.
-    private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+    /// - Parameter cacheSetting: the send's use of the cache, given with the first attempt (kept in the
+    ///   state under the attempt's own lock, not one more).
+    private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
         let urlRequest: URLRequest
         do {
             urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration)
         } catch {
+            if let cacheSetting { state.withLock { $0.cacheSetting = cacheSetting } }
             finish(.failure(error))
             return
         }
         let timeout = request.timeout ?? configuration.timeout
         let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
         if interceptors.isEmpty {
-            let proceed = state.withLock { state -> Bool? in
+            let proceed = state.withLock { state -> CacheSetting?? in
+                if let cacheSetting { state.cacheSetting = cacheSetting }
                 switch state.phase {
                 case .pending, .waiting:
-                    let looksUp = Self.looksUpCache(attempt: number, &state)
+                    let lookingUp = Self.looksUpCache(attempt: number, &state)
                     state.attempts = number
                     state.route = (prepared, transport)
                     state.deadline = deadline
-                    return looksUp
+                    return .some(lookingUp)
                 default:
-                    return nil  // cancelled (maybe by an observer of `started`) or finished
+                    return .none  // cancelled (maybe by an observer of `started`) or finished
                 }
             }
-            guard let looksUp = proceed else {
+            guard let lookingUp = proceed else {
                 _ = takePendingCancel()
                 return
             }
-            if looksUp { lookUp(number, urlRequest, prepared, on: transport) } else { transfer(number, urlRequest, prepared, on: transport) }
+            if let lookingUp { lookUp(number, urlRequest, prepared, lookingUp, on: transport) } else { transfer(number, urlRequest, prepared, on: transport) }
         } else {
-            intercept(number, urlRequest, prepared: prepared, on: transport, deadline: deadline)
+            intercept(number, urlRequest, prepared: prepared, on: transport, deadline: deadline, cacheSetting: cacheSetting)
         }
     }
 
     /// Runs the interceptors' `adapt` for attempt `number` in a task (the attempt's deadline runs, and a
     /// cancel cancels the task), then starts the transfer.
-    private func intercept(_ number: Int, _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, on transport: any Transport, deadline: UInt64) {
+    private func intercept(
+        _ number: Int, _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, on transport: any Transport, deadline: UInt64, cacheSetting: CacheSetting?
+    ) {
         let proceed = state.withLock { state -> Bool in
+            if let cacheSetting { state.cacheSetting = cacheSetting }
             switch state.phase {
             case .pending, .waiting:
                 state.phase = .adapting(attempt: number, task: nil)
@@ -367,7 +380,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             let next = state.withLock { state -> AdaptedNext in
                 switch state.phase {
                 case .adapting(let attempt, _) where attempt == number:
-                    return Self.looksUpCache(attempt: number, &state) ? .lookUp : .transfer
+                    return Self.looksUpCache(attempt: number, &state).map(AdaptedNext.lookUp) ?? .transfer
                 case .stopping(let attempt, let reason) where attempt == number:
                     return .stopped(reason)
                 default:
@@ -376,7 +389,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
             switch next {
             case .ignore: return
-            case .lookUp: lookUp(number, adapted, prepared, on: transport)
+            case .lookUp(let setting): lookUp(number, adapted, prepared, setting, on: transport)
             case .transfer: transfer(number, adapted, prepared, on: transport)
             case .stopped(let reason): decide(.failure(reason), attempt: number)
             }
@@ -397,24 +410,28 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Moves the state on to attempt `number` (under the lock): `lookingUp` for a send that uses the
     /// cache until the cache has answered once, otherwise `starting` (a transfer counted). Returns
-    /// whether it looks up.
-    private static func looksUpCache(attempt number: Int, _ state: inout OperationState) -> Bool {
-        if state.cacheSetting != nil, !state.cacheRead {
+    /// the cache setting it looks up with, `nil` when it doesn't.
+    private static func looksUpCache(attempt number: Int, _ state: inout OperationState) -> CacheSetting? {
+        if let setting = state.cacheSetting, !state.cacheRead {
             state.phase = .lookingUp(attempt: number)
-            return true
+            return setting
         }
         state.phase = .starting(attempt: number)
         state.transfers += 1
-        return false
+        return nil
     }
 
     /// Reads the cache for attempt `number`'s final request (from memory here, from disk on the
     /// cache's queue), then answers from it or starts the transfer; the state is `lookingUp`.
-    private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
-        let headersMayHaveCredentials = adaptsRequests || prepared.isCustom || prepared.mayCarryCredentialHeaders
-        guard let setting = state.withLock({ $0.cacheSetting }),
-            let key = CacheKey.make(for: urlRequest, setting, headersMayHaveCredentials: headersMayHaveCredentials)
-        else {
+    private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport) {
+        let key: String?
+        if !adaptsRequests, let parts = prepared.parts {
+            // The request as the builder made it: the key from what it put there.
+            key = CacheKey.make(for: parts, headers: prepared.mayCarryCredentialHeaders ? urlRequest.allHTTPHeaderFields : nil, setting)
+        } else {
+            key = CacheKey.make(for: urlRequest, setting)
+        }
+        guard let key else {
             // Credentials the policy doesn't let the cache see: neither served nor stored.
             lookedUp(nil, nil, attempt: number, urlRequest, prepared, on: transport)
             return
@@ -1027,7 +1044,7 @@ private final class ProgressGate: Sendable {
 
 /// What comes after the interceptors adapted an attempt's request.
 private enum AdaptedNext {
-    case ignore, lookUp, transfer, stopped(NetworkError)
+    case ignore, lookUp(CacheSetting), transfer, stopped(NetworkError)
 }
 
 /// What comes after the cache answered an attempt's lookup.

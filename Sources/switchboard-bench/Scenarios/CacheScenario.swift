@@ -53,7 +53,8 @@ enum CacheScenario {
 
         // For profiling: `SWITCHBOARD_BENCH_ONLY=memory` runs memory-tier hits alone, for a while.
         if ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] == "memory" {
-            let perSend = measure(sends: 400_000, listener) { memoryClient.send(Cached(key: 0)) }
+            let hits = Int(ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_HITS"] ?? "") ?? 400_000
+            let perSend = measure(sends: hits, listener) { memoryClient.send(Cached(key: 0)) }
             print("memory-tier hit: \(format(perSend, 1)) µs per send")
             return ScenarioResult(scenario: "cache", note: "memory-tier hits only", figures: [Figure(name: "memory-tier hit", unit: "µs/send", candidate: [perSend])])
         }

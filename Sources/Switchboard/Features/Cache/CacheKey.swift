@@ -12,15 +12,49 @@ enum CacheKey {
     /// has no URL, or it carries credentials (`Authorization`, `Proxy-Authorization`, a `Cookie` of its
     /// own or from the transport's jar, user info in the URL, or ``Request/credentials``) and the
     /// policy doesn't allow caching them.
-    /// - Parameter headersMayHaveCredentials: `false` when the request's header fields are known to hold
-    ///   none of `Authorization`, `Proxy-Authorization` and `Cookie` (they are then not looked at).
-    static func make(for urlRequest: URLRequest, _ setting: CacheSetting, headersMayHaveCredentials: Bool = true) -> String? {
-        guard var text = withoutCredentials(urlRequest, policy: setting.policy) else { return nil }
-        if let credentials = credentialMaterial(of: urlRequest, setting, headers: headersMayHaveCredentials) {
+    static func make(for urlRequest: URLRequest, _ setting: CacheSetting) -> String? {
+        guard let parts = Parts(urlRequest) else { return nil }
+        return make(for: parts, headers: urlRequest.allHTTPHeaderFields, setting)
+    }
+
+    /// The key of a request made of `parts`, whose header fields are `headers` (`nil` when they are
+    /// known to hold no credential).
+    static func make(for parts: Parts, headers: [String: String]?, _ setting: CacheSetting) -> String? {
+        var text = withoutCredentials(parts, policy: setting.policy)
+        if let credentials = credentialMaterial(of: parts, headers: headers, setting) {
             guard setting.policy.cachesAuthenticatedRequests else { return nil }
             text += "\nauth " + SHA256.hex(credentials)
         }
         return text
+    }
+
+    /// What a key is made of, read once: from a `URLRequest`, or from what the request builder put on
+    /// the one it made (each read of a `URLRequest`'s field is a call into Foundation's object on Linux).
+    struct Parts: Sendable {
+        let url: URL
+        let method: String
+        let body: Data?
+        let contentType: String?
+        /// `httpShouldHandleCookies`: whether the transport adds the jar's cookies.
+        let handlesCookies: Bool
+
+        init(url: URL, method: String, body: Data?, contentType: String?, handlesCookies: Bool) {
+            self.url = url
+            self.method = method
+            self.body = body
+            self.contentType = contentType
+            self.handlesCookies = handlesCookies
+        }
+
+        /// `nil` without a URL.
+        init?(_ urlRequest: URLRequest) {
+            guard let url = urlRequest.url else { return nil }
+            let body = urlRequest.httpBody
+            self.init(
+                url: url, method: urlRequest.httpMethod ?? "GET", body: body,
+                contentType: body.map { _ in urlRequest.value(forHTTPHeaderField: "Content-Type") } ?? nil,
+                handlesCookies: urlRequest.httpShouldHandleCookies)
+        }
     }
 
     /// What every key starts with. Keys made before the cache was read after the adapters (version 1,
@@ -28,13 +62,18 @@ enum CacheKey {
     static let version = "v2 "
 
     /// The key without credentials: method, URL (without its user info, which the credentials' hash
-    /// stands for), body, sensitive data. `nil` without a URL.
-    static func withoutCredentials(_ urlRequest: URLRequest, policy: CachePolicy) -> String? {
-        guard let url = urlRequest.url else { return nil }
-        var text = version + (urlRequest.httpMethod ?? "GET")
-        text += " " + without(policy.volatileParameters, in: withoutUserInfo(url))
-        if let body = urlRequest.httpBody, !body.isEmpty {
-            let isForm = urlRequest.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/x-www-form-urlencoded") == true
+    /// stands for), body, sensitive data.
+    private static func withoutCredentials(_ parts: Parts, policy: CachePolicy) -> String {
+        let url = without(policy.volatileParameters, in: withoutUserInfo(parts.url))
+        var text = ""
+        // One allocation for the usual key (no body), not one per piece.
+        text.reserveCapacity(version.utf8.count + parts.method.utf8.count + 1 + url.utf8.count)
+        text += version
+        text += parts.method
+        text += " "
+        text += url
+        if let body = parts.body, !body.isEmpty {
+            let isForm = parts.contentType?.hasPrefix("application/x-www-form-urlencoded") == true
             if isForm, !policy.volatileParameters.isEmpty, let form = String(data: body, encoding: .utf8) {
                 text += "\nform " + form.split(separator: "&").filter { !policy.volatileParameters.contains(decodedName(of: $0)) }.joined(separator: "&")
             } else {
@@ -47,9 +86,9 @@ enum CacheKey {
         return text
     }
 
-    /// Every credential `urlRequest` carries, each part length-prefixed (so no two sets of values
-    /// encode alike), or `nil` when it carries none.
-    static func credentialMaterial(of urlRequest: URLRequest, _ setting: CacheSetting, headers: Bool = true) -> [UInt8]? {
+    /// Every credential a request made of `parts` with header fields `fields` carries, each part
+    /// length-prefixed (so no two sets of values encode alike), or `nil` when it carries none.
+    private static func credentialMaterial(of parts: Parts, headers fields: [String: String]?, _ setting: CacheSetting) -> [UInt8]? {
         var material: [UInt8] = []
         func add(_ label: String, _ value: String) {
             for part in [label, value] {
@@ -58,21 +97,20 @@ enum CacheKey {
             }
         }
         // One copy of the fields, compared as ASCII (each Foundation lookup costs microseconds on Linux).
-        if headers, let fields = urlRequest.allHTTPHeaderFields, !fields.isEmpty {
+        if let fields, !fields.isEmpty {
             for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
                 if let field = fields.first(where: { $0.key.caseInsensitiveEquals(name) }) { add(name, field.value) }
             }
         }
-        if let url = urlRequest.url {
-            if let user = url.user { add("url user", user) }
-            if let password = url.password { add("url password", password) }
-            // The cookies the transport will add (it adds none when the request sets its own, which
-            // is counted above; counting the jar's as well only makes the key stricter).
-            // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
-            // URL's (which parses the host).
-            if urlRequest.httpShouldHandleCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let cookies = jar.cookies(for: url), !cookies.isEmpty {
-                add("jar", HTTPCookie.requestHeaderFields(with: cookies)["Cookie"] ?? "")
-            }
+        let url = parts.url
+        if let user = url.user { add("url user", user) }
+        if let password = url.password { add("url password", password) }
+        // The cookies the transport will add (it adds none when the request sets its own, which
+        // is counted above; counting the jar's as well only makes the key stricter).
+        // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
+        // URL's (which parses the host).
+        if parts.handlesCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let cookies = jar.cookies(for: url), !cookies.isEmpty {
+            add("jar", HTTPCookie.requestHeaderFields(with: cookies)["Cookie"] ?? "")
         }
         if let credentials = setting.credentials {
             add("user", credentials.user)

@@ -58,9 +58,9 @@ enum CacheStage {
     /// `cookies`, or `nil` when it doesn't use the cache: no policy, no cache configured, a body from a
     /// file or stream, a download, or a transport that doesn't say which cookies it adds.
     static func setting<R: Request>(
-        for request: R, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, cookies: TransportCookies
+        for request: R, isDownload: Bool, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, cookies: TransportCookies
     ) -> CacheSetting? {
-        guard let policy, let cache = configuration.cache, prepared.body == nil, !(request is any DownloadRequest) else { return nil }
+        guard let policy, let cache = configuration.cache, prepared.body == nil, !isDownload else { return nil }
         if case .unknown = cookies { return nil }
         return CacheSetting(cache: cache, policy: policy, appVersion: configuration.appVersion, credentials: request.credentials, jar: cookies.jar)
     }

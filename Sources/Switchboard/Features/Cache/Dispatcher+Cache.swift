@@ -48,7 +48,8 @@ extension Dispatcher {
         let configuration = configuration
         guard policy != nil, let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: configuration),
             let urlRequest = try? RequestBuilder.adapt(prepared, for: request, configuration: configuration),
-            let setting = CacheStage.setting(for: request, prepared: prepared, configuration: configuration, policy: policy, cookies: cookiesForCache),
+            let setting = CacheStage.setting(
+                for: request, isDownload: request is any DownloadRequest, prepared: prepared, configuration: configuration, policy: policy, cookies: cookiesForCache),
             let key = CacheKey.make(for: urlRequest, setting)
         else { return nil }
         return (setting, key, urlRequest)

@@ -170,10 +170,11 @@ public final class ResponseCache: Sendable {
 
     private func memoryEntry(for key: String) -> CachedEntry? {
         state.withLock { memory -> CachedEntry? in
-            guard let found = memory.entries[key] else { return nil }
+            // One hash of the key, not two (a lookup, then a write through the subscript).
+            guard let index = memory.entries.index(forKey: key) else { return nil }
             memory.clock += 1
-            memory.entries[key]?.lastUse = memory.clock
-            return found.entry
+            memory.entries.values[index].lastUse = memory.clock
+            return memory.entries.values[index].entry
         }
     }
 

@@ -114,7 +114,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Configures `easy` for the current hop; on failure the handle is not kept.
     func makeHop(on easy: CurlEasy) -> NetworkError? {
         if let invalid = rules.check(url: current.url) ?? rules.check(currentBody) { return invalid }
-        guard let url = current.url, let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
+        guard let url = current.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .transport(URLError(.unsupportedURL))
         }
         self.easy = easy
