@@ -34,16 +34,17 @@ final class CacheContext: Sendable {
     let request: URLRequest
     /// The usable entry found before sending (fresh or stale), if any.
     let stored: CachedEntry?
-    /// Whether the request carries `If-None-Match` / `If-Modified-Since` from `stored`.
-    let conditional: Bool
 
-    init(setting: CacheSetting, key: String, request: URLRequest, stored: CachedEntry?, conditional: Bool) {
+    init(setting: CacheSetting, key: String, request: URLRequest, stored: CachedEntry?) {
         self.setting = setting
         self.key = key
         self.request = request
         self.stored = stored
-        self.conditional = conditional
     }
+
+    /// Whether the request carries `If-None-Match` / `If-Modified-Since` from `stored`: when it has
+    /// either. Asked only when the request goes out (a fresh hit never looks at the headers).
+    var conditional: Bool { stored.map { $0.etag != nil || $0.lastModified != nil } ?? false }
 
     var cache: ResponseCache { setting.cache }
     var policy: CachePolicy { setting.policy }
@@ -81,8 +82,7 @@ enum CacheStage {
     /// The context of an attempt whose final request is `urlRequest`, keyed `key`, with `stored` found
     /// for it.
     static func context(_ setting: CacheSetting, key: String, request urlRequest: URLRequest, stored: CachedEntry?) -> CacheContext {
-        let conditional = stored.map { $0.etag != nil || $0.lastModified != nil } ?? false
-        return CacheContext(setting: setting, key: key, request: urlRequest, stored: stored, conditional: conditional)
+        CacheContext(setting: setting, key: key, request: urlRequest, stored: stored)
     }
 
     /// `urlRequest` with the stored entry's validators as conditional headers, when the context says so.
