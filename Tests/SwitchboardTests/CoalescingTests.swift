@@ -247,11 +247,12 @@ struct Shared: Request {
             let seen = Box([UInt64: Int64]())
             var request = Shared("/drip?chunks=4&interval=100&size=1000")
             request.reportsProgress = true
-            let handles = (0..<2).map { _ in
-                client.send(request, progress: { _ in }) { _ in }
-            }
+            // Registered before the sends: the drip may be over before a later registration.
             client.addObserver(seen, for: Shared.self, on: .immediate) { seen, event in
                 if let progress = event.progress { seen.mutate { $0[event.sendID] = max($0[event.sendID] ?? 0, progress.bytesReceived) } }
+            }
+            let handles = (0..<2).map { _ in
+                client.send(request, progress: { _ in }) { _ in }
             }
             #expect(await eventually(timeout: 10 * timeScale) { handles.allSatisfy(\.isFinished) })
             #expect(server.hits("/drip") == 1)
@@ -265,22 +266,26 @@ struct Shared: Request {
     @Test(arguments: TransportUnderTest.network) func aCoalescedSendCancelledDuringItsProgressHearsNoProgressAfterCancelled(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)
-            var request = Shared("/drip?chunks=4&interval=100&size=1000")
+            // 40 chunks over 4 s, and both observers registered before the sends: the held progress
+            // event doesn't have to come inside a short window.
+            var request = Shared("/drip?chunks=40&interval=100&size=1000")
             request.reportsProgress = true
-            let first = client.send(request) { _ in }
-            let second = client.send(request) { _ in }
+            let secondID = Box<UInt64?>(nil)
             let held = Box(false)
             let cancelled = DispatchSemaphore(value: 0)
             client.addObserver(held, for: Shared.self, on: .immediate) { held, event in
-                guard event.sendID == second.id, event.progress != nil, !held.value else { return }
+                guard let id = secondID.value, event.sendID == id, event.progress != nil, !held.value else { return }
                 held.mutate { $0 = true }
                 _ = cancelled.wait(timeout: .now() + 20)  // until the cancel below has landed
             }
             let heard = Box([String]())
             client.addObserver(heard, for: Shared.self, on: .immediate) { heard, event in
-                guard event.sendID == second.id else { return }
+                guard let id = secondID.value, event.sendID == id else { return }
                 heard.mutate { $0.append(event.progress != nil ? "progress" : event.isTerminal ? "terminal" : "other") }
             }
+            let first = client.send(request) { _ in }
+            let second = client.send(request) { _ in }
+            secondID.mutate { $0 = second.id }
             #expect(await eventually(timeout: 10 * timeScale) { held.value })
             second.cancel()
             cancelled.signal()
@@ -294,12 +299,17 @@ struct Shared: Request {
 
     @Test func stubbedSendsAreCoalescedToo() async throws {
         let stub = StubTransport()
-        stub.on(Shared.self, answer: .json(["ok": true], delay: 0.5))
+        stub.on(Shared.self, answer: .json(["ok": true], delay: 60))
         let client = Dispatcher.stubbed(stub)
-        // Sent back to back from this task, so all five are in flight while the first waits its answer.
-        let ended = Box(0)
-        for _ in 0..<5 { client.send(Shared("/same")) { _ in ended.mutate { $0 += 1 } } }
-        #expect(await eventually(timeout: 20) { ended.value == 5 })
+        // The answer waits 60 s, so all five are in flight at once, whatever the machine's load.
+        let cancelled = Box([Bool]())
+        for _ in 0..<5 { client.send(Shared("/same")) { result in cancelled.mutate { $0.append(result.failure?.isCancelled == true) } } }
+        #expect(stub.recorded(of: Shared.self).count == 1)
+        #expect(client.sharedTransferCount == 1)
+        #expect(client.inFlightCount == 5)
+        client.cancelAll()
+        #expect(await eventually(timeout: 20) { cancelled.value.count == 5 })
+        #expect(cancelled.value == Array(repeating: true, count: 5))
         #expect(stub.recorded(of: Shared.self).count == 1)
     }
 }

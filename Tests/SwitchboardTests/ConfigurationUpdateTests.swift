@@ -21,17 +21,26 @@ import Testing
         #expect(client.configuration.timeout == 120)
     }
 
-    @Test(arguments: TransportUnderTest.network) func anUpdateMaySendAndUpdateAgainFromInsideItsClosure(_ kind: TransportUnderTest) async throws {
+    /// (An update from inside the closure is refused by design: it stops the program with a message,
+    /// as documented on `updateConfiguration`.)
+    @Test(arguments: TransportUnderTest.network) func anUpdateMaySendFromInsideItsClosureWithTheConfigurationOfBefore(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            let client = makeClient(server, on: kind)
+            let client = makeClient(server, on: kind) { $0.defaultHeaders["X-Before"] = "1" }
+            let echoed = Box<Result<Response<Get>, NetworkError>?>(nil)
             let done = await runDetached(timeout: 5) {
                 client.updateConfiguration { configuration in
-                    configuration.defaultHeaders["X-Outer"] = "1"
-                    client.send(Get("/echo"))
+                    configuration.defaultHeaders = ["X-Outer": "1"]
+                    client.send(Get("/echo")) { result in echoed.mutate { $0 = result } }
                 }
             }
             #expect(done)
             #expect(client.configuration.defaultHeaders["X-Outer"] == "1")
+            #expect(await eventually(timeout: 30) { echoed.value != nil })
+            // The send inside the closure went out with the configuration the update had not yet replaced.
+            let headers = try #require(try echoed.value?.get()).json["headers"]
+            #expect(headers["X-Before"].string == "1")
+            #expect(headers["X-Outer"].isNull)
+            #expect(server.hits("/echo") == 1)
         }
     }
 

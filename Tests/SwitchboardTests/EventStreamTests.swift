@@ -67,10 +67,13 @@ import Testing
     }
 
     @Test func aLateSubscriberGetsTheLastEventOfARunningSendReplayed() async throws {
-        let (_, client) = stubbedClient(delay: 0.5)
+        // The answer waits 60 s: the send runs while the streams subscribe, however loaded the
+        // machine; then it is cancelled, and the cancel is its terminal event.
+        let (_, client) = stubbedClient(delay: 60)
         let running = client.send(Ping(n: 7))
         let replaying = client.events(for: Ping.self, replayingLast: true)
         let plain = client.events(for: Ping.self)
+        running.cancel()
         var replayed: [String] = []
         for await event in replaying {
             replayed.append("\(event.sendID) \(event.isTerminal)")
@@ -109,21 +112,23 @@ import Testing
 
     @Test(arguments: TransportUnderTest.network) func aReplayedCachedEventCarriesTheStoredResponse(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            // Answers the first request at once and every later one after 5 s.
+            // Answers the first request at once and every later one once the test has its replay.
             let answered = Box(0)
+            let released = Box(false)
             server.route("GET", "/replayed") { request in
                 let count = answered.mutate { count in
                     count += 1
                     return count
                 }
-                if count > 1 { request.sleep(seconds: 5) }
+                if count > 1 { _ = request.wait { released.value } }
                 return .json(["key": "replayed", "count": count])
             }
             let client = makeClient(server, on: kind) { $0.cache = ResponseCache(directory: nil) }
             let request = Get("/replayed").with(\.cachePolicy, CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
             _ = try await client.response(for: request)  // stored
-            let second = client.send(request)  // `cached` at once, then the network, 5 s later
+            let second = client.send(request)  // `cached` at once, then the network, once released
             let replayed = await Self.firstEvent(of: client.events(for: Get.self, replayingLast: true))
+            released.mutate { $0 = true }
             await Self.waitForTheEnd(of: client)
             let event = try #require(replayed)
             guard case .cached(let stored) = event.kind else {
@@ -159,10 +164,12 @@ import Testing
     }
 
     @Test func theBusReplaysToo() async throws {
-        let (_, client) = stubbedClient(delay: 0.5)
+        let (_, client) = stubbedClient(delay: 60)
         let running = client.send(Ping())
+        let bus = client.allEvents(replayingLast: true)
+        running.cancel()
         var seen: [String] = []
-        for await event in client.allEvents(replayingLast: true) {
+        for await event in bus {
             seen.append("\(event.sendID) \(event.isTerminal)")
             if event.isTerminal { break }
         }

@@ -109,8 +109,13 @@ struct InteropTests {
 
     @Test func retriesEndAfterTheirAttemptsWithTheLastError() async throws {
         let policy = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01)
-        let error = await (try client { $0.retryPolicy = policy }).result(Get("/status/503")).failure
+        let sb = try client { $0.retryPolicy = policy }
+        let recorder = EventLog<Get>()
+        sb.addObserver(recorder, for: Get.self, on: .immediate) { $0.record($1) }
+        let error = await sb.result(Get("/status/503")).failure
         #expect(error?.statusCode == 503)
+        #expect(recorder.events.last?.attempts == 3, "three attempts, the last one's 503")
+        #expect(recorder.events.filter(\.isTerminal).count == 1)
     }
 
     @Test func slowDripIsCollectedWithProgress() async throws {

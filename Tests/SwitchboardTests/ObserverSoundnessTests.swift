@@ -143,6 +143,7 @@ import LoopbackServer
         // Only the registration is wrong: no error points into the prelude.
         let preludeLines = Self.prelude.split(separator: "\n", omittingEmptySubsequences: false).count
         let lines = outcome.errors.compactMap { $0.split(separator: ":").dropFirst().first.flatMap { Int($0) } }
+        #expect(!lines.isEmpty, "no error named its line: \(outcome.errors)")
         #expect(lines.allSatisfy { $0 >= preludeLines }, "errors in the prelude: \(outcome.errors)")
     }
 

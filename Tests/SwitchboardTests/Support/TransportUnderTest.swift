@@ -150,10 +150,15 @@ func transfer(
     options: TransferOptions = TransferOptions(timeout: 10),
     head: (@Sendable (HTTPURLResponse) -> HeadDecision)? = nil,
     cancelAfter: TimeInterval? = nil,
+    cancelAtFirstByte: Bool = false,
     timeout: TimeInterval = 10,
     settles: Bool = true
 ) async -> TransferRecord {
     let record = Box(TransferRecord())
+    // `cancelAtFirstByte`: the progress callback that first reports a body byte cancels (the task may
+    // not be stored yet; then the cancel follows `perform`'s return).
+    let running = Box<(any TransportTask)?>(nil)
+    let cancelWanted = Box(false)
     let waiter = Box<CheckedContinuation<Void, Never>?>(nil)
     let resume: @Sendable () -> Void = {
         waiter.mutate { stored in
@@ -176,6 +181,17 @@ func transfer(
                 if value.bytesReceived > (record.progress.last?.bytesReceived ?? 0) { record.lastByteAt = Date() }
                 record.progress.append(value)
             }
+            if cancelAtFirstByte, value.bytesReceived > 0 {
+                let first = record.mutate { record -> Bool in
+                    guard record.cancelledAt == nil else { return false }
+                    record.cancelledAt = Date()
+                    return true
+                }
+                if first {
+                    cancelWanted.mutate { $0 = true }
+                    running.value?.cancel()
+                }
+            }
         },
         completion: { result in
             record.mutate { record in
@@ -191,6 +207,8 @@ func transfer(
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         waiter.mutate { $0 = continuation }
         let task = transport.perform(request, options: options, callbacks: callbacks)
+        running.mutate { $0 = task }
+        if cancelWanted.value { task.cancel() }
         if let cancelAfter {
             DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) {
                 record.mutate { $0.cancelledAt = Date() }
