@@ -168,6 +168,31 @@ import Testing
         }
     }
 
+    /// A URL filter that returns the URL relative to its folder (`key?ts=1` relative to `…/counter/`).
+    struct Relative: URLFilter {
+        func filter(_ url: URL, for request: any Request) throws -> URL {
+            URL(string: url.lastPathComponent + (url.query.map { "?" + $0 } ?? ""), relativeTo: url.deletingLastPathComponent()) ?? url
+        }
+    }
+
+    /// The key is the absolute URL on the wire even when a URL filter returns a relative one: two
+    /// hosts sharing one cache never share an entry.
+    @Test(arguments: TransportUnderTest.network)
+    func aRelativeURLFromAFilterIsKeyedByItsAbsoluteURL(_ kind: TransportUnderTest) async throws {
+        let scratch = Scratch()
+        let cache = scratch.cache()
+        try await withServer { one in
+            try await withServer { two in
+                let request = Counted(key: "relative", policy: CachePolicy(timeToLive: 60, volatileParameters: ["ts"]), query: "?ts=1")
+                let first = try await Self.client(one, kind, cache) { $0.urlFilters = [Relative()] }.response(for: request)
+                let other = try await Self.client(two, kind, cache) { $0.urlFilters = [Relative()] }.response(for: request)
+                let again = try await Self.client(one, kind, cache) { $0.urlFilters = [Relative()] }.response(for: request)
+                #expect([first, other, again].map { "\($0.json["count"].int ?? -1) \($0.source)" } == ["1 network", "1 network", "1 cache"])
+                #expect(two.hits("/counter/relative") == 1, "the other host was asked")
+            }
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network)
     func aStoredResponseAnswersOnlyARequestThatMatchesItsVary(_ kind: TransportUnderTest) async throws {
         let scratch = Scratch()

@@ -58,11 +58,15 @@ enum RequestBuilder {
 
     /// Runs the request adapters on `prepared` (again for every attempt, so an adapter can put a fresh
     /// token on a retry) and checks the result.
-    static func adapt<R: Request>(_ prepared: Prepared, for request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
+    /// - Parameter adapters: the adapters to run, when the caller read them already (a send reads its
+    ///   request's `pipeline` once, so what it decided from them holds for every attempt).
+    static func adapt<R: Request>(_ prepared: Prepared, for request: R, configuration: Configuration, adapters given: [any RequestAdapter]? = nil) throws(NetworkError)
+        -> URLRequest
+    {
         let urlRequest = prepared.urlRequest
         // What `standard` builds is already checked; a custom or adapted request is checked at the end.
         let needsCheck = prepared.isCustom
-        let adapters = configuration.adapters + request.pipeline.adapters
+        let adapters = given ?? configuration.adapters + request.pipeline.adapters
         if !adapters.isEmpty {
             var outgoing = try OutgoingRequest(urlRequest)
             for adapter in adapters {
@@ -198,7 +202,8 @@ enum RequestBuilder {
         let credentialHeaders = headers["Authorization"] != nil || headers["Proxy-Authorization"] != nil || headers["Cookie"] != nil
         return Prepared(
             urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders,
-            parts: CacheKey.Parts(url: url, method: request.method.rawValue, body: body, contentType: headers["Content-Type"], handlesCookies: true))
+            // The absolute URL, as `URLRequest` keeps it (a URL filter may return a relative one).
+            parts: CacheKey.Parts(url: url.absoluteURL, method: request.method.rawValue, body: body, contentType: headers["Content-Type"], handlesCookies: true))
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

@@ -138,6 +138,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let coalescer: Coalescer?
     /// The request's cache policy (read once: it is the request's code).
     private let cachePolicy: CachePolicy?
+    /// The request adapters, the configuration's then the request's (its `pipeline`, read once).
+    private let adapters: [any RequestAdapter]
     /// Whether adapters or interceptors may change the request's headers.
     private let adaptsRequests: Bool
     let owner: OwnerLink?
@@ -165,8 +167,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
         progressHandler = progress
-        // The type asked first: a metatype's conformance is cached, a value's cast boxes it.
-        download = R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
+        // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
+        // class's value always, since a subclass may be the download.
+        download =
+            R.self is AnyClass || R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
         self.id = id
         self.request = request
         self.configuration = configuration
@@ -183,7 +187,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
         timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
         cachePolicy = request.cachePolicy
-        adaptsRequests = !(configuration.adapters.isEmpty && pipeline.adapters.isEmpty && interceptors.isEmpty)
+        adapters = Self.joined(configuration.adapters, pipeline.adapters)
+        adaptsRequests = !(adapters.isEmpty && interceptors.isEmpty)
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
@@ -288,7 +293,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
         let urlRequest: URLRequest
         do {
-            urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration)
+            urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
         } catch {
             if let cacheSetting { state.withLock { $0.cacheSetting = cacheSetting } }
             finish(.failure(error))
