@@ -23,7 +23,9 @@ private final class Screen: Sendable {}
             weak let gone = screen
             screen = nil
             #expect(gone == nil)
-            let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 2 * timeScale)
+            // Within the sweeper's tick and its grace, counting only the time the process could run.
+            #expect(await eventually(timeout: 2) { recorder.terminalEvents.contains { $0.sendID == handle.id } })
+            let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 30)
             #expect(event.error?.isCancelled == true)
             #expect(await eventually { completions.value.count == 1 })
             #expect(completions.value.first??.isCancelled == true)
@@ -54,10 +56,10 @@ private final class Screen: Sendable {}
             let c = client.send(Get("/delay/400?c"), owner: theirs)
             #expect(client.cancel(owner: mine) == 2)
             for handle in [a, b] {
-                let event = try await recorder.terminalEvent(ofSend: handle.id)
+                let event = try await recorder.terminalEvent(ofSend: handle.id, timeout: 30)
                 #expect(event.error?.isCancelled == true)
             }
-            let other = try await recorder.terminalEvent(ofSend: c.id, timeout: 10 * timeScale)
+            let other = try await recorder.terminalEvent(ofSend: c.id, timeout: 30)
             #expect(other.response != nil)
             #expect(client.cancel(owner: mine) == 0)
             withExtendedLifetime((mine, theirs)) {}
@@ -74,10 +76,10 @@ private final class Screen: Sendable {}
             let handles = (0..<3).map { client.send(Get("/delay/3000?i=\($0)")) }
             let echo = client.send(Echo(path: "/delay/300"))
             #expect(client.cancelAll(of: Get.self) == 3)
-            let events = await gets.waitForTerminalEvents(3)
+            let events = await gets.waitForTerminalEvents(3, timeout: 30)
             #expect(events.filter(\.isTerminal).allSatisfy { $0.error?.isCancelled == true })
             #expect(Set(events.filter(\.isTerminal).map(\.sendID)) == Set(handles.map(\.id)))
-            let survivor = try await echoes.terminalEvent(ofSend: echo.id, timeout: 10 * timeScale)
+            let survivor = try await echoes.terminalEvent(ofSend: echo.id, timeout: 30)
             #expect(survivor.error == nil)
         }
     }

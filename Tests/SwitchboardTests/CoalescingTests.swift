@@ -67,10 +67,10 @@ struct Shared: Request {
             let first = client.send(Shared("/concurrent/pair?hold=release"))
             let second = client.send(Shared("/concurrent/pair?hold=release"))
             first.cancel()
-            let cancelled = try await recorder.terminalEvent(ofSend: first.id)
+            let cancelled = try await recorder.terminalEvent(ofSend: first.id, timeout: 30)
             #expect(cancelled.error?.isCancelled == true)
             server.release("pair")
-            let finished = try await recorder.terminalEvent(ofSend: second.id, timeout: 10 * timeScale)
+            let finished = try await recorder.terminalEvent(ofSend: second.id, timeout: 30)
             #expect(finished.response?.json["key"] == "pair")
             #expect(server.hits("/concurrent/pair") == 1)
             #expect(recorder.events(ofSend: first.id).filter(\.isTerminal).count == 1)
@@ -88,10 +88,10 @@ struct Shared: Request {
             // Joins the transfer the first started, which the first left (the server holds it until
             // released, below).
             let third = client.send(Shared("/concurrent/relay?hold=release"))
-            _ = try await recorder.terminalEvent(ofSend: first.id)
+            _ = try await recorder.terminalEvent(ofSend: first.id, timeout: 30)
             server.release("relay")
             for handle in [second, third] {
-                let finished = try await recorder.terminalEvent(ofSend: handle.id, timeout: 10 * timeScale)
+                let finished = try await recorder.terminalEvent(ofSend: handle.id, timeout: 30)
                 #expect(finished.response?.json["key"] == "relay")
             }
             #expect(server.hits("/concurrent/relay") == 1)
@@ -108,7 +108,8 @@ struct Shared: Request {
             let handles = (0..<3).map { _ in client.send(Shared("/concurrent/all?ms=60000")) }  // held until cancelled, however loaded the machine
             #expect(await eventually { server.hits("/concurrent/all") == 1 })
             handles.forEach { $0.cancel() }
-            let events = await recorder.waitForTerminalEvents(3)
+            let events = await recorder.waitForTerminalEvents(3, timeout: 30)
+            #expect(Set(events.filter(\.isTerminal).map(\.sendID)) == Set(handles.map(\.id)), "one terminal event for each send")
             #expect(events.filter(\.isTerminal).allSatisfy { $0.error?.isCancelled == true }, "\(events.map { "\($0.sendID) \($0.kind)" })")
             #expect(client.sharedTransferCount == 0)
             let fresh = await client.result(Shared("/concurrent/all?ms=10"))
@@ -194,10 +195,10 @@ struct Shared: Request {
             short.timeout = 0.5
             let patient = client.send(Shared("/concurrent/deadline?hold=release"))
             let hasty = client.send(short)
-            let timedOut = try await recorder.terminalEvent(ofSend: hasty.id, timeout: 5 * timeScale)
+            let timedOut = try await recorder.terminalEvent(ofSend: hasty.id, timeout: 15)  // under the server's 30 s hold
             #expect(timedOut.error.map { if case .timedOut = $0 { true } else { false } } == true)
             server.release("deadline")
-            let finished = try await recorder.terminalEvent(ofSend: patient.id, timeout: 10 * timeScale)
+            let finished = try await recorder.terminalEvent(ofSend: patient.id, timeout: 30)
             #expect(finished.response != nil)
             #expect(server.hits("/concurrent/deadline") == 1)
         }
@@ -254,7 +255,7 @@ struct Shared: Request {
             let handles = (0..<2).map { _ in
                 client.send(request, progress: { _ in }) { _ in }
             }
-            #expect(await eventually(timeout: 10 * timeScale) { handles.allSatisfy(\.isFinished) })
+            #expect(await eventually(timeout: 30) { handles.allSatisfy(\.isFinished) })
             #expect(server.hits("/drip") == 1)
             for handle in handles { #expect(seen.value[handle.id] == 4000) }
         }
@@ -286,10 +287,10 @@ struct Shared: Request {
             let first = client.send(request) { _ in }
             let second = client.send(request) { _ in }
             secondID.mutate { $0 = second.id }
-            #expect(await eventually(timeout: 10 * timeScale) { held.value })
+            #expect(await eventually(timeout: 30) { held.value })
             second.cancel()
             cancelled.signal()
-            #expect(await eventually(timeout: 10 * timeScale) { first.isFinished && second.isFinished })
+            #expect(await eventually(timeout: 30) { first.isFinished && second.isFinished })
             #expect(await eventually(timeout: 5 * timeScale) { heard.value.contains("terminal") })
             let terminal = try #require(heard.value.firstIndex(of: "terminal"))
             #expect(heard.value[(terminal + 1)...].isEmpty, "heard after the terminal event: \(heard.value)")

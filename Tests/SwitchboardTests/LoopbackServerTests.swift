@@ -547,7 +547,7 @@ struct LoopbackServerTests {
         server.stop()
 
         // The handler woke at once (not after its minute), and the client reads to the close.
-        #expect(Date().timeIntervalSince(stopping) < 5 * timeScale)
+        #expect(Date().timeIntervalSince(stopping) < 30, "woke at the stop, not after the handler's minute")
         #expect(server.openConnections == 0)
         _ = try socket.readToEOF()
     }

@@ -23,7 +23,7 @@ import Testing
         let recorder = RecordingObserver<Ping>()
         recorder.observe(sb)
         sb.send(Ping())
-        let events = await recorder.waitForTerminalEvents(1)
+        let events = await recorder.waitForTerminalEvents(1, timeout: 30)
         #expect(events.count == 2)
         #expect(events.last?.response?.json["user"]["name"] == "Ada")
         #expect(stub.requests.map { $0.url?.path } == ["/echo"])
@@ -50,7 +50,7 @@ import Testing
         let recorder = RecordingObserver<Ping>()
         recorder.observe(sb)
         sb.send(Ping()).cancel()
-        let events = await recorder.waitForTerminalEvents(1)
+        let events = await recorder.waitForTerminalEvents(1, timeout: 30)
         #expect(events.map(\.isTerminal) == [false, true])
         #expect(events.last?.error?.isCancelled == true)
     }
@@ -111,7 +111,7 @@ struct GetProfile: Request {
         let screen = ProfileScreenModel(client: client)
         screen.load(id: "42")
         #expect(screen.display == .empty)  // events come later, on the main queue
-        _ = try await recorder.terminalEvent()
+        _ = try await recorder.terminalEvent(timeout: 30)
         await eventuallyOnMain { screen.display == .loaded(name: "Ada 42") }
         #expect(screen.display == .loaded(name: "Ada 42"))
         #expect(stub.recorded(of: GetProfile.self).map(\.url?.path) == ["/users/42"])
@@ -125,12 +125,12 @@ struct GetProfile: Request {
         recorder.observe(client, on: .main)
         let screen = ProfileScreenModel(client: client)
         screen.load(id: "1")
-        _ = try await recorder.terminalEvent()
+        _ = try await recorder.terminalEvent(timeout: 30)
         await eventuallyOnMain { screen.display == .failed(message: "HTTP 503") }
         #expect(screen.display == .failed(message: "HTTP 503"))
         recorder.reset()
         screen.load(id: "1")
-        _ = try await recorder.terminalEvent()
+        _ = try await recorder.terminalEvent(timeout: 30)
         await eventuallyOnMain { screen.display == .loaded(name: "Grace") }
         #expect(screen.display == .loaded(name: "Grace"))
     }
@@ -143,7 +143,7 @@ struct GetProfile: Request {
         recorder.observe(client, on: .main)
         let screen = ProfileScreenModel(client: client)
         screen.load(id: "1")
-        let event = try await recorder.terminalEvent()
+        let event = try await recorder.terminalEvent(timeout: 30)
         #expect(event.error.map { if case .jsonShape = $0 { true } else { false } } == true)
         await eventuallyOnMain { if case .failed = screen.display { true } else { false } }
         guard case .failed(let message) = screen.display else {
@@ -162,7 +162,7 @@ struct GetProfile: Request {
         var screen: ProfileScreenModel? = ProfileScreenModel(client: client)
         screen?.load(id: "1")
         screen = nil
-        let event = try await recorder.terminalEvent(timeout: 3)
+        let event = try await recorder.terminalEvent(timeout: 30)  // the stub answers at 10 s: a success, unless cancelled
         #expect(event.error?.isCancelled == true)
     }
 }
@@ -255,7 +255,7 @@ struct GetProfile: Request {
                     let recorder = RecordingObserver<Ping>()
                     recorder.observe(client)
                     _ = await client.result(Ping(n: n))
-                    let events = await recorder.waitForTerminalEvents(1)
+                    let events = await recorder.waitForTerminalEvents(1, timeout: 30)
                     return events.count == 2 && events.last?.response?.json["n"].int == n
                 }
             }
@@ -264,9 +264,15 @@ struct GetProfile: Request {
     }
 }
 
-/// Waits (up to 5 s) for a condition on main-actor state.
+/// Waits (up to 10 s of the time the process could run, as `eventually` counts) for a condition on
+/// main-actor state.
 @MainActor func eventuallyOnMain(_ condition: @MainActor () -> Bool) async {
-    for _ in 0..<500 where !condition() {
+    var budget = 10 * timeScale
+    var last = DispatchTime.now().uptimeNanoseconds
+    while budget > 0, !condition() {
         try? await Task.sleep(nanoseconds: 10_000_000)
+        let now = DispatchTime.now().uptimeNanoseconds
+        budget -= min(Double(now - last) / 1e9, 0.25)
+        last = now
     }
 }

@@ -147,11 +147,11 @@ struct TransferRecord: Sendable {
 func transfer(
     _ transport: any Transport,
     _ request: TransportRequest,
-    options: TransferOptions = TransferOptions(timeout: 10),
+    options: TransferOptions = TransferOptions(timeout: 30),
     head: (@Sendable (HTTPURLResponse) -> HeadDecision)? = nil,
     cancelAfter: TimeInterval? = nil,
     cancelAtFirstByte: Bool = false,
-    timeout: TimeInterval = 10,
+    timeout: TimeInterval = 30,
     settles: Bool = true
 ) async -> TransferRecord {
     let record = Box(TransferRecord())
