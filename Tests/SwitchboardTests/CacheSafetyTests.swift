@@ -1,5 +1,8 @@
 import Dispatch
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LoopbackServer
 import Switchboard
 import Testing
@@ -70,6 +73,33 @@ import Testing
             #expect(server.hits("/counter/adapter") == 2)
             scratch.cache().flush()
             #expect(try scratch.files().isEmpty, "an authenticated response is not stored without the opt-in")
+        }
+    }
+
+    /// A session whose `httpAdditionalHeaders` carry a token (URLSession adds it to every request,
+    /// where the cache can't see it): none of its requests uses the cache, even with the opt-in.
+    @Test(arguments: [false, true])
+    func aSessionsOwnCredentialHeadersKeepEveryRequestOutOfTheCache(optIn: Bool) async throws {
+        let scratch = Scratch()
+        try await withServer { server in
+            let cache = scratch.cache()
+            func client(_ user: String) -> Dispatcher {
+                let session = URLSessionConfiguration.ephemeral
+                session.httpAdditionalHeaders = ["authorization": "Bearer token-of-\(user)"]
+                return makeClient(server) {
+                    $0.cache = cache
+                    $0.transport = .urlSession(session)
+                }
+            }
+            let request = Counted(key: "session", policy: CachePolicy(timeToLive: 60, cachesAuthenticatedRequests: optIn))
+            let alice = try await client("alice").response(for: request)
+            let bob = try await client("bob").response(for: request)
+            let again = try await client("alice").response(for: request)
+            #expect(Self.seen(alice) == "1 network Bearer token-of-alice ")
+            #expect(Self.seen(bob) == "2 network Bearer token-of-bob ", "bob is never answered with alice's response")
+            #expect(Self.seen(again) == "3 network Bearer token-of-alice ")
+            cache.flush()
+            #expect(try scratch.files().isEmpty, "nothing is stored")
         }
     }
 

@@ -35,8 +35,17 @@ public final class URLSessionTransport: Transport {
     /// ``Configuration/idleTimeout``: the idle timeout of a transfer whose options name none.
     private let idleTimeout: TimeInterval
 
-    /// The session's cookie jar (``Configuration/cookies``), or none.
-    public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
+    /// Whether the session's `httpAdditionalHeaders` carry `Authorization`, `Proxy-Authorization` or
+    /// `Cookie`: credentials on every request that the response cache can't key by.
+    private let addsCredentialHeaders: Bool
+
+    /// The session's cookie jar (``Configuration/cookies``), or none; ``TransportCookies/unknown``
+    /// when the session's `httpAdditionalHeaders` carry `Authorization`, `Proxy-Authorization` or
+    /// `Cookie` (every request then carries credentials the cache can't see, so none uses the cache).
+    public var addedCookies: TransportCookies {
+        if addsCredentialHeaders { return .unknown }
+        return cookieJar.map { .jar($0) } ?? .none
+    }
 
     /// Creates a transport from a configuration's transport settings.
     /// - Parameters:
@@ -60,6 +69,10 @@ public final class URLSessionTransport: Transport {
         settings.urlCredentialStorage = nil
         // The package's User-Agent, unless the session's settings name one; a request's own wins.
         var additional = settings.httpAdditionalHeaders ?? [:]
+        addsCredentialHeaders = additional.keys.contains { key in
+            guard let name = key as? String else { return false }
+            return ["Authorization", "Proxy-Authorization", "Cookie"].contains { name.caseInsensitiveEquals($0) }
+        }
         if !additional.keys.contains(where: { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }) {
             additional["User-Agent"] = UserAgent.default
             settings.httpAdditionalHeaders = additional
