@@ -53,6 +53,37 @@ import Testing
         return (file, client, destination)
     }
 
+    /// A request class, and a subclass that is a download.
+    class Fetch: Request, @unchecked Sendable {  // immutable: every stored property is a `let`
+        let path: String
+        init(_ path: String) { self.path = path }
+        var responseFormat: ResponseFormat { .data }
+    }
+    final class FileFetch: Fetch, DownloadRequest, @unchecked Sendable {  // immutable, as its superclass
+        let destination: DownloadDestination
+        init(_ path: String, to file: URL) {
+            destination = .file(file)
+            super.init(path)
+        }
+    }
+
+    /// A download sent as its superclass's type is still a download: its body goes to its file.
+    @Test(arguments: TransportUnderTest.network) func aDownloadSentAsItsSuperclassIsStillADownload(_ kind: TransportUnderTest) async throws {
+        let folders = try Folders()
+        defer { folders.remove() }
+        try await withServer { server in
+            let file = LargeResource(length: 100_000)
+            server.serve(file, at: "/files/sub.bin")
+            let client = Self.client(server, folders, on: kind)
+            let destination = folders.files.appendingPathComponent("sub.bin")
+            let request: Fetch = FileFetch("/files/sub.bin", to: destination)
+            let response = try await client.response(for: request)
+            #expect(response.fileURL == destination)
+            #expect(response.data.isEmpty, "the body went to the file, not to memory")
+            #expect(await Self.holds(destination, file))
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func aDownloadGoesToItsFileWithProgressThatEndsAtTheTotal(_ kind: TransportUnderTest) async throws {
         let folders = try Folders()
         defer { folders.remove() }
