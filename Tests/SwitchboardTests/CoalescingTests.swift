@@ -291,6 +291,7 @@ struct Shared: Request {
             second.cancel()
             cancelled.signal()
             #expect(await eventually(timeout: 30) { first.isFinished && second.isFinished })
+            #expect(server.hits("/drip") == 1, "the two sends shared one transfer")
             #expect(await eventually(timeout: 5 * timeScale) { heard.value.contains("terminal") })
             let terminal = try #require(heard.value.firstIndex(of: "terminal"))
             #expect(heard.value[(terminal + 1)...].isEmpty, "heard after the terminal event: \(heard.value)")

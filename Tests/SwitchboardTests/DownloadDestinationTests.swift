@@ -16,6 +16,8 @@ import Testing
         "..%2Fescaped.txt",  // `../escaped.txt`: one folder up
         "%2e%2e",  // `..`: the folder above, which the old move step removed
         "..%5C..%5Cx.txt",  // backslashes
+        "sub%2Fevil.txt",  // a slash without a leading dot: `sub/evil.txt`, into a folder below
+        "sub%5Cevil.txt",  // a backslash without a leading dot
         "%2Ebashrc",  // a leading dot
         "%2E%CC%81bashrc",  // a leading dot byte, then a combining mark: one character, a hidden file all the same
         "a%E2%80%8Bb.txt",  // U+200B ZERO WIDTH SPACE (a format character)
