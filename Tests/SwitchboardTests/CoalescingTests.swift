@@ -267,26 +267,29 @@ struct Shared: Request {
     @Test(arguments: TransportUnderTest.network) func aCoalescedSendCancelledDuringItsProgressHearsNoProgressAfterCancelled(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)
-            // 40 chunks over 4 s, and both observers registered before the sends: the held progress
-            // event doesn't have to come inside a short window.
+            // Both observers registered before the sends, and the second send known by its `started`
+            // event (posted inside `send`, before any of its progress): no window to miss.
             var request = Shared("/drip?chunks=40&interval=100&size=1000")
             request.reportsProgress = true
-            let secondID = Box<UInt64?>(nil)
+            let started = Box([UInt64]())
             let held = Box(false)
             let cancelled = DispatchSemaphore(value: 0)
             client.addObserver(held, for: Shared.self, on: .immediate) { held, event in
-                guard let id = secondID.value, event.sendID == id, event.progress != nil, !held.value else { return }
+                if case .started = event.kind { started.mutate { $0.append(event.sendID) } }
+                let ids = started.value
+                guard ids.count == 2, event.sendID == ids[1], event.progress != nil, !held.value else { return }
                 held.mutate { $0 = true }
                 _ = cancelled.wait(timeout: .now() + 20)  // until the cancel below has landed
             }
             let heard = Box([String]())
             client.addObserver(heard, for: Shared.self, on: .immediate) { heard, event in
-                guard let id = secondID.value, event.sendID == id else { return }
+                let ids = started.value
+                guard ids.count == 2, event.sendID == ids[1] else { return }
                 heard.mutate { $0.append(event.progress != nil ? "progress" : event.isTerminal ? "terminal" : "other") }
             }
             let first = client.send(request) { _ in }
             let second = client.send(request) { _ in }
-            secondID.mutate { $0 = second.id }
+            #expect(started.value == [first.id, second.id])
             #expect(await eventually(timeout: 30) { held.value })
             second.cancel()
             cancelled.signal()

@@ -176,8 +176,8 @@ final class SilentTransport: Transport {
             let client = makeClient(server, on: kind)
             let log = EventLog<Get>()
             client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
-            // A 2 s deadline on a 30 s drip: progress comes first however loaded the machine (0.4 s
-            // left a starved process none to report).
+            // A 2 s deadline on a 30 s drip: room for progress first on a loaded machine (0.4 s left
+            // a starved process none to report).
             let request = Get("/drip?chunks=3000&interval=10&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true).with(\.timeout, 2)
             let error = await client.result(request).failure
             guard case .timedOut = error else {
