@@ -218,7 +218,8 @@ public final class Dispatcher: Sendable {
         let found = state.withLock { state -> (id: UInt64, configuration: Configuration, transport: (any Transport)?, jar: HTTPCookieStorage?) in
             let id = state.nextID
             state.nextID += 1
-            if ownsTransport, state.transport == nil || state.transportMatchesVersion != state.version {
+            // `transportMatchesVersion` is nil until a transport is made and again after one is replaced.
+            if ownsTransport, state.transportMatchesVersion != state.version {
                 if state.transport == nil || state.transportSettings != TransportSettings(state.configuration) {
                     if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
                     return (id, state.configuration, nil, state.cookieJar)

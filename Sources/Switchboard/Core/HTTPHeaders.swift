@@ -173,3 +173,9 @@ extension String {
         return i == a.endIndex && j == b.endIndex
     }
 }
+
+extension HTTPHeaders {
+    /// The fields that carry credentials: never sent to another origin, and they keep a request out
+    /// of the response cache unless its policy allows them (in this order in the cache key).
+    static let credentialNames = ["Authorization", "Proxy-Authorization", "Cookie"]
+}

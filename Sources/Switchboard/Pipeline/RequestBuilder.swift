@@ -199,7 +199,7 @@ enum RequestBuilder {
         // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
         // fields are checked above and their names unique (case-insensitively).
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
-        let credentialHeaders = headers["Authorization"] != nil || headers["Proxy-Authorization"] != nil || headers["Cookie"] != nil
+        let credentialHeaders = HTTPHeaders.credentialNames.contains { headers[$0] != nil }
         return Prepared(
             urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders,
             // The absolute URL, as `URLRequest` keeps it (a URL filter may return a relative one).

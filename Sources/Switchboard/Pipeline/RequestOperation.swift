@@ -295,8 +295,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         do {
             urlRequest = try RequestBuilder.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
         } catch {
-            if let cacheSetting { state.withLock { $0.cacheSetting = cacheSetting } }
-            finish(.failure(error))
+            finish(.failure(error))  // nothing reads the cache setting once the send has ended
             return
         }
         let timeout = request.timeout ?? configuration.timeout

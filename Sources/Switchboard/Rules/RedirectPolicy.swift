@@ -7,7 +7,7 @@ import FoundationNetworking
 /// RFC 9110 §15.4 do, never from the original request.
 enum RedirectPolicy {
     /// Headers that carry credentials; never sent to another origin.
-    static let credentialHeaders = ["Authorization", "Cookie", "Proxy-Authorization"]
+    static let credentialHeaders = HTTPHeaders.credentialNames
 
     /// Headers that describe a body; dropped with it when a redirect turns the request into a GET.
     static let bodyHeaders = ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location"]

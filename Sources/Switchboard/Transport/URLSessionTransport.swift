@@ -71,7 +71,7 @@ public final class URLSessionTransport: Transport {
         var additional = settings.httpAdditionalHeaders ?? [:]
         addsCredentialHeaders = additional.keys.contains { key in
             guard let name = key as? String else { return false }
-            return ["Authorization", "Proxy-Authorization", "Cookie"].contains { name.caseInsensitiveEquals($0) }
+            return HTTPHeaders.credentialNames.contains { name.caseInsensitiveEquals($0) }
         }
         if !additional.keys.contains(where: { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }) {
             additional["User-Agent"] = UserAgent.default

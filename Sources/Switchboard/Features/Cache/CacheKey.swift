@@ -37,24 +37,6 @@ enum CacheKey {
         let contentType: String?
         /// `httpShouldHandleCookies`: whether the transport adds the jar's cookies.
         let handlesCookies: Bool
-
-        init(url: URL, method: String, body: Data?, contentType: String?, handlesCookies: Bool) {
-            self.url = url
-            self.method = method
-            self.body = body
-            self.contentType = contentType
-            self.handlesCookies = handlesCookies
-        }
-
-        /// `nil` without a URL.
-        init?(_ urlRequest: URLRequest) {
-            guard let url = urlRequest.url else { return nil }
-            let body = urlRequest.httpBody
-            self.init(
-                url: url, method: urlRequest.httpMethod ?? "GET", body: body,
-                contentType: body.map { _ in urlRequest.value(forHTTPHeaderField: "Content-Type") } ?? nil,
-                handlesCookies: urlRequest.httpShouldHandleCookies)
-        }
     }
 
     /// What every key starts with. Keys made before the cache was read after the adapters (version 1,
@@ -98,7 +80,7 @@ enum CacheKey {
         }
         // One copy of the fields, compared as ASCII (each Foundation lookup costs microseconds on Linux).
         if let fields, !fields.isEmpty {
-            for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+            for name in HTTPHeaders.credentialNames {
                 if let field = fields.first(where: { $0.key.caseInsensitiveEquals(name) }) { add(name, field.value) }
             }
         }
@@ -140,5 +122,17 @@ enum CacheKey {
     private static func decodedName(of pair: Substring) -> String {
         let name = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
         return name.removingPercentEncoding ?? name
+    }
+}
+
+extension CacheKey.Parts {
+    /// `nil` without a URL.
+    init?(_ urlRequest: URLRequest) {
+        guard let url = urlRequest.url else { return nil }
+        let body = urlRequest.httpBody
+        self.init(
+            url: url, method: urlRequest.httpMethod ?? "GET", body: body,
+            contentType: body.map { _ in urlRequest.value(forHTTPHeaderField: "Content-Type") } ?? nil,
+            handlesCookies: urlRequest.httpShouldHandleCookies)
     }
 }
