@@ -32,9 +32,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var valueScalars = String.UnicodeScalarView()
         if pieces.count > 1 { valueScalars.append(contentsOf: pieces[1]) }
         let value = String(valueScalars)
-        let decodedName = name.unicodeScalars.contains("%") ? name.removingPercentEncoding ?? name : name
+        // Decoded escape by escape, as servers do: `removingPercentEncoding` gives up on the whole name at
+        // one broken escape (`ot%50%]25` would keep `ot%50` and miss `otP`).
+        let decodedName = name.unicodeScalars.contains("%") ? Redaction.leniently(decoding: name) : name
         let secret =
-            redaction.isSecret(decodedName) || userInfo(in: Array(value.unicodeScalars), counting: true) != nil
+            redaction.isSecret(name) || redaction.isSecret(decodedName) || userInfo(in: Array(value.unicodeScalars), counting: true) != nil
             || userInfo(in: Array((value.removingPercentEncoding ?? value).unicodeScalars), counting: true) != nil
             || looksLikeJWT(value) || looksLikeJWT(value.removingPercentEncoding ?? value)
         let expected = secret ? name + "=" + Redaction.placeholder : given

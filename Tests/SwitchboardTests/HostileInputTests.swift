@@ -176,6 +176,17 @@ import Testing
         #expect(!rules.describe(error).contains("abc"))
     }
 
+    @Test func aSecretNameBehindABrokenPercentEscapeIsRedacted() {
+        // Decoded, `%fa` and `%4a` eat the word's first letter; the log's reader still sees it as written.
+        let rules = Redaction.standard
+        for name in ["C%fauthorization", "%4authorization", "x%fpassword"] {
+            #expect(rules.redact(urlText: "https://h/p?\(name)=hunter2&page=2") == "https://h/p?\(name)=<redacted>&page=2")
+            #expect(rules.redact(urlText: "https://h/p#\(name)") == "https://h/p#\(name)=<redacted>", "the fuzzer's case: no value")
+        }
+        #expect(rules.redact(urlText: "https://h/p?%61uthorization=hunter2") == "https://h/p?%61uthorization=<redacted>", "decoded only")
+        #expect(rules.redact(urlText: "https://h/p?C%fa=1") == "https://h/p?C%fa=1", "an ordinary name stays")
+    }
+
     @Test func theUserInfoOfAURLInsideAnotherIsRedacted() {
         let rules = Redaction.standard
         let cases = [
