@@ -178,4 +178,19 @@ extension HTTPHeaders {
     /// The fields that carry credentials: never sent to another origin, and they keep a request out
     /// of the response cache unless its policy allows them (in this order in the cache key).
     static let credentialNames = ["Authorization", "Proxy-Authorization", "Cookie"]
+
+    /// What the cache key needs to know of a built request's fields, in one pass: the last
+    /// `Content-Type`, and whether any field carries credentials.
+    var contentTypeAndCredentials: (contentType: String?, carriesCredentials: Bool) {
+        var contentType: String?
+        var credentials = false
+        for field in fields {
+            if field.name.caseInsensitiveEquals("Content-Type") {
+                contentType = field.value
+            } else if !credentials, Self.credentialNames.contains(where: field.name.caseInsensitiveEquals) {
+                credentials = true
+            }
+        }
+        return (contentType, credentials)
+    }
 }

@@ -199,11 +199,11 @@ enum RequestBuilder {
         // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
         // fields are checked above and their names unique (case-insensitively).
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
-        let credentialHeaders = HTTPHeaders.credentialNames.contains { headers[$0] != nil }
+        let (sentType, credentialHeaders) = headers.contentTypeAndCredentials
         return Prepared(
             urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders,
             // The absolute URL, as `URLRequest` keeps it (a URL filter may return a relative one).
-            parts: CacheKey.Parts(url: url.absoluteURL, method: request.method.rawValue, body: body, contentType: headers["Content-Type"], handlesCookies: true))
+            parts: CacheKey.Parts(url: url.absoluteURL, method: request.method.rawValue, body: body, contentType: sentType, handlesCookies: true))
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

@@ -87,8 +87,22 @@ private struct OperationState {
     var url: URL?
 }
 
+/// `first` and `second` as one array, allocating only when both have elements. Outside the generic
+/// operation, so that each element type's call is specialized (inside, it went through witness tables).
+private func joined<Element>(_ first: [Element], _ second: [Element]) -> [Element] {
+    first.isEmpty ? second : second.isEmpty ? first : first + second
+}
+
 /// What an attempt, and then the send, ends with, before the request is added to the response.
 private typealias Outcome = Result<ResponseParts, NetworkError>
+
+/// What a cache lookup found for an attempt: the setting and key it looked up with, and the usable
+/// entry, if any.
+private struct Lookup {
+    let setting: CacheSetting
+    let key: String
+    let entry: CachedEntry?
+}
 
 /// The last non-terminal event of a send, without its request (the operation has it):
 /// ``RequestOperation`` rebuilds the `RequestEvent` when a late subscriber asks.
@@ -180,20 +194,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.onFinish = onFinish
         let pipeline = request.pipeline
         // Arrays joined only when both have elements (joining allocates, even for two empty ones).
-        hooks = Self.joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks)
+        hooks = joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks)
         retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
-        monitors = Monitors(Self.joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
+        monitors = Monitors(joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
         cachePolicy = request.cachePolicy
-        adapters = Self.joined(configuration.adapters, pipeline.adapters)
+        adapters = joined(configuration.adapters, pipeline.adapters)
         adaptsRequests = !(adapters.isEmpty && interceptors.isEmpty)
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
-    }
-
-    private static func joined<Element>(_ first: [Element], _ second: [Element]) -> [Element] {
-        first.isEmpty ? second : second.isEmpty ? first : first + second
     }
 
     /// Resumes `continuation` with the result, after the observers (as a completion on `.immediate`
@@ -441,7 +451,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return
         }
         guard !setting.policy.ignoresCache else {
-            lookedUp(CacheStage.context(setting, key: key, request: urlRequest, stored: nil), nil, attempt: number, urlRequest, prepared, on: transport)
+            lookedUp(Lookup(setting: setting, key: key, entry: nil), nil, attempt: number, urlRequest, prepared, on: transport)
             return
         }
         let found = setting.cache.lookUp(key) { [self] entry in
@@ -467,7 +477,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
                 entry = nil
             }
         }
-        lookedUp(CacheStage.context(setting, key: key, request: urlRequest, stored: entry), stored, attempt: number, urlRequest, prepared, on: transport)
+        lookedUp(Lookup(setting: setting, key: key, entry: entry), stored, attempt: number, urlRequest, prepared, on: transport)
     }
 
     /// Ends the cache lookup of attempt `number`: a fresh entry under ``CachePolicy/Mode/cacheElseLoad``
@@ -475,10 +485,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// ``CachePolicy/Mode/cachedThenLoad``) the transfer starts, conditional on the entry when it has
     /// validators. A cancel or deadline that came meanwhile ends the attempt as such.
     private func lookedUp(
-        _ context: CacheContext?, _ stored: ResponseParts?, attempt number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport
+        _ lookup: Lookup?, _ stored: ResponseParts?, attempt number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport
     ) {
-        let policy = context?.policy
-        let fresh = stored != nil && policy?.mode == .cacheElseLoad && context?.stored?.isFresh(at: Date()) == true
+        let policy = lookup?.setting.policy
+        let fresh = stored != nil && policy?.mode == .cacheElseLoad && lookup?.entry?.isFresh(at: Date()) == true
+        // A fresh answer ends the send: nothing after reads a context, so none is made for it.
+        let context = fresh ? nil : lookup.map { CacheStage.context($0.setting, key: $0.key, request: urlRequest, stored: $0.entry) }
         let next = state.withLock { state -> LookupNext in
             switch state.phase {
             case .lookingUp(let attempt) where attempt == number:
