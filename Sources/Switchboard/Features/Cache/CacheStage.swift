@@ -145,23 +145,20 @@ enum CacheStage {
             }
             headers[name] = value
         }
-        let now = Date()
-        var entry = CachedEntry(
-            key: context.key, url: httpResponse.url.map { CacheKey.withoutUserInfo($0).absoluteString } ?? "", statusCode: response.head.statusCode, headers: headers,
-            storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
-            sensitiveData: context.policy.sensitiveData, appVersion: context.setting.appVersion
-        )
-        if !varied.isEmpty {
-            entry.vary = varied.map { CachedEntry.VaryField(name: $0, value: context.request.value(forHTTPHeaderField: $0)) }
-        }
-        entry.body = response.data
         var head = httpResponse
         if setsCookies, let url = httpResponse.url,
             let withoutCookies = HTTPURLResponse(url: url, statusCode: httpResponse.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
         {
             head = withoutCookies
         }
-        entry.decoded = CachedEntry.Decoded(head: head, json: response.json)
+        let now = Date()
+        let entry = CachedEntry(
+            key: context.key, url: httpResponse.url.map { CacheKey.withoutUserInfo($0).absoluteString } ?? "", statusCode: response.head.statusCode, headers: headers,
+            storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
+            sensitiveData: context.policy.sensitiveData, appVersion: context.setting.appVersion,
+            vary: varied.isEmpty ? nil : varied.map { CachedEntry.VaryField(name: $0, value: context.request.value(forHTTPHeaderField: $0)) },
+            body: response.data, decoded: CachedEntry.Decoded(head: head, json: response.json)
+        )
         context.cache.store(entry)
     }
 

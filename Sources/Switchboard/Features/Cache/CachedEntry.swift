@@ -4,25 +4,90 @@ import FoundationNetworking
 #endif
 
 /// One stored response, as the cache keeps it in memory and on disk.
+///
+/// A value whose fields live in one immutable object: a hit copies the entry several times on its
+/// way to delivery, and one reference is cheaper to copy than ten (a setter makes a new object; only
+/// the store and the disk read set fields).
 struct CachedEntry: Sendable, Codable {
+    private var fields: Fields
+
     /// The whole key (compared on read: a file name's hash collision is a miss).
-    let key: String
-    let url: String
-    let statusCode: Int
-    let headers: [String: String]
-    let storedAt: Date
-    let expiresAt: Date
-    let version: Int
-    let sensitiveData: String?
-    let appVersion: String
+    var key: String { fields.values.key }
+    var url: String { fields.values.url }
+    var statusCode: Int { fields.values.statusCode }
+    var headers: [String: String] { fields.values.headers }
+    var storedAt: Date { fields.values.storedAt }
+    var expiresAt: Date { fields.values.expiresAt }
+    var version: Int { fields.values.version }
+    var sensitiveData: String? { fields.values.sensitiveData }
+    var appVersion: String { fields.values.appVersion }
     /// The request fields the response's `Vary` named, with the values the storing request had
     /// (RFC 9111 §4.1); `nil` when it named none.
-    var vary: [VaryField]?
+    var vary: [VaryField]? {
+        get { fields.values.vary }
+        set { fields = fields.with { $0.vary = newValue } }
+    }
     /// The body (not encoded in the file's header; it follows it).
-    var body: Data = Data()
+    var body: Data {
+        get { fields.values.body }
+        set { fields = fields.with { $0.body = newValue } }
+    }
     /// The response head and JSON this entry was stored from (memory only): a hit from memory
     /// skips rebuilding the head and parsing the body again.
-    var decoded: Decoded?
+    var decoded: Decoded? {
+        get { fields.values.decoded }
+        set { fields = fields.with { $0.decoded = newValue } }
+    }
+
+    init(
+        key: String, url: String, statusCode: Int, headers: [String: String], storedAt: Date, expiresAt: Date, version: Int, sensitiveData: String?,
+        appVersion: String, vary: [VaryField]? = nil, body: Data = Data(), decoded: Decoded? = nil
+    ) {
+        fields = Fields(
+            Fields.Values(
+                key: key, url: url, statusCode: statusCode, headers: headers, storedAt: storedAt, expiresAt: expiresAt, version: version,
+                sensitiveData: sensitiveData, appVersion: appVersion, vary: vary, body: body, decoded: decoded))
+    }
+
+    /// The entry's fields, never changed once made (so `Sendable` without a lock).
+    private final class Fields: Sendable {
+        struct Values: Codable {
+            var key: String
+            var url: String
+            var statusCode: Int
+            var headers: [String: String]
+            var storedAt: Date
+            var expiresAt: Date
+            var version: Int
+            var sensitiveData: String?
+            var appVersion: String
+            var vary: [VaryField]?
+            var body = Data()
+            var decoded: Decoded?
+
+            private enum CodingKeys: String, CodingKey {
+                case key, url, statusCode, headers, storedAt, expiresAt, version, sensitiveData, appVersion, vary
+            }
+        }
+
+        let values: Values
+        init(_ values: Values) { self.values = values }
+
+        /// A new object with `change` applied to a copy of the values.
+        func with(_ change: (inout Values) -> Void) -> Fields {
+            var copy = values
+            change(&copy)
+            return Fields(copy)
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        fields = Fields(try Fields.Values(from: decoder))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try fields.values.encode(to: encoder)
+    }
 
     /// A stored response's head and decoded body, made once.
     final class Decoded: Sendable {
@@ -33,10 +98,6 @@ struct CachedEntry: Sendable, Codable {
             self.head = head
             self.json = json
         }
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case key, url, statusCode, headers, storedAt, expiresAt, version, sensitiveData, appVersion, vary
     }
 
     /// One request field a response varies on: its lower-cased name and the storing request's value
