@@ -12,7 +12,8 @@ import Foundation
 ///
 /// A dispatcher's configuration changes only through ``Dispatcher/updateConfiguration(_:)``, an atomic
 /// update; each send uses the configuration as it was when it was sent. Every setting may change at
-/// any time: the transport settings (``transport``, ``maximumConnectionsPerHost``, ``cookies``) through
+/// any time: the transport settings (``transport``, ``maximumConnectionsPerHost``, ``cookies``,
+/// ``serverTrust``) through
 /// a new transport, made at the next send.
 public struct Configuration: Sendable {
     /// The settings, shared by copies of this configuration until one of them changes (copy on write):
@@ -226,6 +227,16 @@ public struct Configuration: Sendable {
         set { unique().transport = newValue }
     }
 
+    /// Whom TLS connections trust, per host or for all hosts: CAs, pinned keys or certificates, a client
+    /// certificate, development hosts (see ``ServerTrust`` and ``TrustPolicy``). Default:
+    /// ``ServerTrust/system``. A transport setting: a change makes a new transport at the next send.
+    /// Only the libcurl transport applies a policy other than the system's; on the URLSession transport
+    /// such a setting fails every send with ``NetworkError/unsupportedTrustPolicy(reason:)``.
+    public var serverTrust: ServerTrust {
+        get { storage.serverTrust }
+        set { unique().serverTrust = newValue }
+    }
+
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
     /// in a cURL description, besides the built-in ones (`Authorization`, `Cookie`… and names containing
     /// `token`, `key`, `secret`, `auth`, `session`, `password`, `passwd`, `signature` or `credential`).
@@ -295,6 +306,7 @@ public struct Configuration: Sendable {
         var cookies: CookiePolicy
         var transport: TransportFactory
         var redactedNames: Set<String>
+        var serverTrust: ServerTrust
 
         init() {
             defaultHeaders = [:]
@@ -324,6 +336,7 @@ public struct Configuration: Sendable {
             cookies = .inMemory
             transport = .urlSession
             redactedNames = []
+            serverTrust = .system
         }
 
         init(copying other: Storage) {
@@ -358,6 +371,7 @@ public struct Configuration: Sendable {
             cookies = other.cookies
             transport = other.transport
             redactedNames = other.redactedNames
+            serverTrust = other.serverTrust
         }
     }
 }

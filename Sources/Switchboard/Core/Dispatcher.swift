@@ -292,11 +292,13 @@ struct TransportSettings: Equatable {
     var factory: UInt64
     var maximumConnectionsPerHost: Int
     var cookies: CookiePolicy
+    var serverTrust: ServerTrust
 
     init(_ configuration: Configuration) {
         factory = configuration.transport.identity
         maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         cookies = configuration.cookies
+        serverTrust = configuration.serverTrust
     }
 }
 

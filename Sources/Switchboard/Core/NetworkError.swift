@@ -47,6 +47,15 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// ``DownloadError``): a file already at the destination, a name that would leave its folder, a
     /// resume that can't be trusted, a file of the wrong length.
     case download(DownloadError)
+    /// A TLS connection was refused under the host's ``TrustPolicy`` (``Configuration/serverTrust``):
+    /// which host, which check (chain, validity, host name, public-key pin, client certificate), and the
+    /// TLS library's words. Nothing was sent to that host. Fix the policy or the server; a retry won't help.
+    case serverTrustFailed(TrustFailure)
+    /// The send's trust setting (``Configuration/serverTrust``) can't be applied, so nothing was sent:
+    /// the transport can't honour it (any policy but the system's on the URLSession transport; a
+    /// libcurl older than 7.77 or built without OpenSSL for CA blobs and client certificates), or it
+    /// is invalid (no anchors, a wildcard development host). Never a silent fallback to weaker trust.
+    case unsupportedTrustPolicy(reason: String)
 
     /// The HTTP status code, when the server answered.
     public var statusCode: Int? { errorResponse?.statusCode }
@@ -86,6 +95,8 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .transport(let error): "transport error \(error.code.rawValue): \(error.localizedDescription)"
         case .malformedResponse(let reason): "malformed response: \(reason)"
         case .download(let error): "download failed: \(error)"
+        case .serverTrustFailed(let failure): "server trust failed: \(failure)"
+        case .unsupportedTrustPolicy(let reason): "trust policy can't be applied: \(reason)"
         }
     }
 }

@@ -34,6 +34,10 @@ public final class URLSessionTransport: Transport {
     private let cookieJar: HTTPCookieStorage?
     /// ``Configuration/idleTimeout``: the idle timeout of a transfer whose options name none.
     private let idleTimeout: TimeInterval
+    /// Why every send fails: a ``Configuration/serverTrust`` other than the system's, which this
+    /// transport can't apply (FoundationNetworking can't evaluate trust; the Apple challenge path is
+    /// not built or tested here). `nil` with the default.
+    private let trustRefusal: String?
 
     /// Whether the session's `httpAdditionalHeaders` carry `Authorization`, `Proxy-Authorization` or
     /// `Cookie`: credentials on every request that the response cache can't key by.
@@ -93,6 +97,10 @@ public final class URLSessionTransport: Transport {
         }
         self.cookieJar = settings.httpShouldSetCookies ? settings.httpCookieStorage : nil
         idleTimeout = configuration.idleTimeout
+        trustRefusal =
+            configuration.serverTrust.isSystemDefault
+            ? nil
+            : "the URLSession transport applies only the system's trust (ServerTrust.system): FoundationNetworking on Linux can't evaluate a server's trust, and the Apple challenge path is not built yet; use the libcurl transport (TransportFactory.curl)"
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()
@@ -108,6 +116,12 @@ public final class URLSessionTransport: Transport {
     /// goes with a data task, a file with an upload task (read as it is sent); a file destination is
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        if let trustRefusal {
+            // Fails closed: nothing is sent under a trust the app didn't ask for.
+            let completion = callbacks.counted(in: unfinished).completion
+            queue.async { completion(.failure(.unsupportedTrustPolicy(reason: trustRefusal))) }
+            return RefusedTask()
+        }
         var request = request
         // URLSession reads the idle timeout from the request (whose default of 60 s would win over the
         // session's): the one IdleTimeouts chooses, as on libcurl.
@@ -125,6 +139,11 @@ public final class URLSessionTransport: Transport {
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)
     }
+}
+
+/// A transfer refused before anything was sent: nothing to cancel (its completion is queued).
+private struct RefusedTask: TransportTask {
+    func cancel() {}
 }
 
 /// Cancels one transfer.

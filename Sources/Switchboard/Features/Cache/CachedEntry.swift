@@ -6,8 +6,8 @@ import FoundationNetworking
 /// One stored response, as the cache keeps it in memory and on disk.
 ///
 /// A value whose fields live in one immutable object: a hit copies the entry several times on its
-/// way to delivery, and one reference is cheaper to copy than ten (a setter makes a new object; only
-/// the store and the disk read set fields).
+/// way to delivery, and one reference is cheaper to copy than ten. A setter makes a new object: fields
+/// are set rarely (the memory tier's `rememberDecoded`), never in place.
 struct CachedEntry: Sendable, Codable {
     private var fields: Fields
 
@@ -51,7 +51,7 @@ struct CachedEntry: Sendable, Codable {
 
     /// The entry's fields, never changed once made (so `Sendable` without a lock).
     private final class Fields: Sendable {
-        struct Values: Codable {
+        struct Values: Codable, Sendable {
             var key: String
             var url: String
             var statusCode: Int
@@ -80,6 +80,8 @@ struct CachedEntry: Sendable, Codable {
             return Fields(copy)
         }
     }
+
+    private init(fields: Fields) { self.fields = fields }
 
     init(from decoder: any Decoder) throws {
         fields = Fields(try Fields.Values(from: decoder))
@@ -164,7 +166,7 @@ struct CachedEntry: Sendable, Codable {
         let headerLength = Int(UInt32(littleEndian: bytes[4..<8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
         let bodyStart = 8 + headerLength + 16
         guard headerLength > 0, bytes.count >= bodyStart else { return .failure(CorruptEntry("truncated header")) }
-        guard var entry = try? JSONDecoder().decode(CachedEntry.self, from: Data(bytes[8..<(8 + headerLength)])) else {
+        guard var values = try? JSONDecoder().decode(Fields.Values.self, from: Data(bytes[8..<(8 + headerLength)])) else {
             return .failure(CorruptEntry("unreadable header"))
         }
         let lengths = bytes[(8 + headerLength)..<bodyStart].withUnsafeBytes { raw in
@@ -173,8 +175,8 @@ struct CachedEntry: Sendable, Codable {
         guard UInt64(bytes.count - bodyStart) == lengths.0 else { return .failure(CorruptEntry("truncated body")) }
         let body = Data(bytes[bodyStart...])
         guard StableHash.fnv(body) == lengths.1 else { return .failure(CorruptEntry("body checksum mismatch")) }
-        entry.body = body
-        return .success(entry)
+        values.body = body
+        return .success(CachedEntry(fields: Fields(values)))
     }
 }
 

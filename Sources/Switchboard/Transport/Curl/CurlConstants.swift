@@ -35,6 +35,24 @@ enum CurlConstant {
     static let optXferInfoFunction: Int32 = 20_000 + 219
 
     static let optSuppressConnectHeaders: Int32 = 265
+    // TLS (the trust policy).
+    static let optSSLCert: Int32 = 10_000 + 25
+    static let optKeyPassword: Int32 = 10_000 + 26
+    static let optSSLVerifyPeer: Int32 = 64
+    static let optCAInfo: Int32 = 10_000 + 65
+    static let optSSLVerifyHost: Int32 = 81
+    static let optSSLCertType: Int32 = 10_000 + 86
+    static let optSSLKey: Int32 = 10_000 + 87
+    static let optSSLKeyType: Int32 = 10_000 + 88
+    static let optCAPath: Int32 = 10_000 + 97
+    static let optPinnedPublicKey: Int32 = 10_000 + 230
+    static let optSSLCertBlob: Int32 = 40_000 + 291
+    static let optSSLKeyBlob: Int32 = 40_000 + 292
+    static let optCAInfoBlob: Int32 = 40_000 + 309
+    /// `CURLINFO_CAINFO` (7.84): the built-in CA bundle's path.
+    static let infoCAInfo: Int32 = 0x10_0000 + 61
+    /// 7.77.0: the first with `CURLOPT_CAINFO_BLOB`.
+    static let blobVersion: UInt32 = 0x07_4D_00
 
     // MARK: curl_multi_setopt options (CURLMoption)
 
@@ -91,6 +109,8 @@ enum CurlConstant {
     static let badContentEncoding: Int32 = 61
     static let sendFailRewind: Int32 = 65
     static let sslCACertBadFile: Int32 = 77
+    static let sslPinnedKeyMismatch: Int32 = 90
+    static let sslClientCert: Int32 = 98
     static let http2Stream: Int32 = 92
 }
 #endif

@@ -20,6 +20,8 @@ final class CurlEasy {
     /// `CURLOPT_ERRORBUFFER`: libcurl's message for a failed hop (`CURL_ERROR_SIZE` bytes).
     let errorBuffer: UnsafeMutablePointer<CChar>
     var options = Options.defaults
+    /// The trust policy's options set on the handle since its last reset (`nil`: libcurl's defaults).
+    var trust: CurlTLSOptions?
 
     init(_ handle: CurlLibrary.Handle) {
         self.handle = handle

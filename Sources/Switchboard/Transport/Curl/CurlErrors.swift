@@ -3,9 +3,15 @@ import Foundation
 
 /// libcurl's result codes as the same ``NetworkError`` cases the URLSession transport reports.
 enum CurlErrors {
-    static func map(_ code: Int32, message: String, curl: CurlLibrary, idleTimeout: TimeInterval, received: Int64, expected: Int64?) -> NetworkError {
+    static func map(_ code: Int32, message: String, curl: CurlLibrary, idleTimeout: TimeInterval, received: Int64, expected: Int64?, host: String = "") -> NetworkError {
         let text = message.isEmpty ? curl.describe(code) : message
         let lowered = text.lowercased()
+        if let check = trustCheck(code, lowered) {
+            return .serverTrustFailed(TrustFailure(host: host, check: check, reason: "\(text) (libcurl \(code))"))
+        }
+        if code == CurlConstant.sslCACertBadFile {
+            return .unsupportedTrustPolicy(reason: "libcurl could not load the policy's CA certificates: \(text) (libcurl \(code))")
+        }
         func failure(_ urlCode: URLError.Code) -> NetworkError {
             .transport(URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(text) (libcurl \(code))"]))
         }
@@ -29,10 +35,8 @@ enum CurlErrors {
             return failure(.cannotDecodeContentData)
         case CurlConstant.tooManyRedirects:
             return failure(.httpTooManyRedirects)
-        case CurlConstant.sslConnectError, CurlConstant.sslCertProblem, CurlConstant.sslCACertBadFile:
+        case CurlConstant.sslConnectError:
             return failure(.secureConnectionFailed)
-        case CurlConstant.peerFailedVerification:
-            return failure(.serverCertificateUntrusted)
         case CurlConstant.partialFile, CurlConstant.gotNothing:
             return failure(.networkConnectionLost)
         case CurlConstant.weirdServerReply, CurlConstant.http2:
@@ -53,6 +57,33 @@ enum CurlErrors {
         default:
             if let expected, received < expected { return failure(.networkConnectionLost) }
             return failure(.unknown)
+        }
+    }
+
+    /// Which trust check a TLS failure is (from libcurl's code and OpenSSL's words), or `nil` when it
+    /// isn't one: a handshake that failed for another reason (a server that doesn't speak TLS) stays
+    /// a transport error.
+    static func trustCheck(_ code: Int32, _ lowered: String) -> TrustFailure.Check? {
+        switch code {
+        case CurlConstant.peerFailedVerification:
+            if lowered.contains("expired") || lowered.contains("not yet valid") { return .validity }
+            if lowered.contains("subject name") || lowered.contains("host name") || lowered.contains("hostname") || lowered.contains("does not match") { return .hostName }
+            return .chain
+        case CurlConstant.sslPinnedKeyMismatch:
+            return .publicKeyPin
+        case CurlConstant.sslCertProblem:
+            return .clientIdentity
+        case CurlConstant.sslClientCert:
+            return .clientCertificate
+        case CurlConstant.sslConnectError, CurlConstant.recvError, CurlConstant.sendError:
+            // The server's alert refusing the client's certificate (TLS 1.3 sends it after the
+            // handshake, so it can arrive as a read error).
+            let alerts = ["certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown", "peer did not return a certificate"]
+            if alerts.contains(where: lowered.contains) { return .clientCertificate }
+            if code == CurlConstant.sslConnectError, lowered.contains("private key") || lowered.contains("key values mismatch") { return .clientIdentity }
+            return nil
+        default:
+            return nil
         }
     }
 }

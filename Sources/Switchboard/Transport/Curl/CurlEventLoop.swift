@@ -32,6 +32,9 @@ final class CurlEventLoop: @unchecked Sendable {
     /// When the earliest idle deadline of `running` may fall (`DispatchTime` nanoseconds); the loop
     /// looks at the transfers' idle time only from then on. Loop thread only.
     private var nextIdleCheck: UInt64 = .max
+    /// The trust settings whose memory the loop's easy handles may point into (`CURLOPT_*_BLOB` without
+    /// a copy): kept as long as the loop, so no handle outlives what it points to.
+    private let kept = Locked<[CurlTrust]>([])
 
     init(curl: CurlLibrary, maximumConnectionsPerHost: Int) throws(CurlLoadError) {
         guard let multi = curl.multiInit() else { throw CurlLoadError(reason: "curl_multi_init failed") }
@@ -43,6 +46,11 @@ final class CurlEventLoop: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "switchboard.curl"
         thread.start()
+    }
+
+    /// Keeps `trust` alive as long as the loop (its handles may point into it).
+    func keep(_ trust: CurlTrust) {
+        kept.withLock { $0.append(trust) }
     }
 
     /// Hands a transfer to the loop (from any thread).

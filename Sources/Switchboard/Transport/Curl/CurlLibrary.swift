@@ -23,6 +23,8 @@ final class CurlLibrary: @unchecked Sendable {
     let versionNumber: UInt32
     let supportsHTTP2: Bool
     let supportsBrotli: Bool
+    /// The TLS library libcurl was built with, as it names it (`OpenSSL/3.0.19`, `GnuTLS/3.7.9`), or "".
+    let sslBackend: String
 
     let easyInit: @convention(c) () -> Handle?
     let easyCleanup: @convention(c) (Handle?) -> Void
@@ -30,6 +32,8 @@ final class CurlLibrary: @unchecked Sendable {
     let setLong: @convention(c) (Handle?, Int32, Int) -> Int32
     let setPointer: @convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32
     let setOffset: @convention(c) (Handle?, Int32, Int64) -> Int32
+    /// `curl_easy_getinfo` with a `char **` (a string `CURLINFO_*`).
+    let getString: @convention(c) (Handle?, Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
     let multiInit: @convention(c) () -> Handle?
     let multiCleanup: @convention(c) (Handle?) -> Int32
     let multiAdd: @convention(c) (Handle?, Handle?) -> Int32
@@ -72,6 +76,8 @@ final class CurlLibrary: @unchecked Sendable {
         let features = info.load(fromByteOffset: 4 * pointerSize, as: Int32.self)
         supportsHTTP2 = features & CurlConstant.featureHTTP2 != 0
         supportsBrotli = features & CurlConstant.featureBrotli != 0
+        // … int features; const char *ssl_version; …
+        sslBackend = info.load(fromByteOffset: 5 * pointerSize, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? ""
         if let refusal = Self.refusal(version: version, versionNumber: versionNumber) { throw refusal }
         let globalInit = try symbol("curl_global_init", (@convention(c) (Int) -> Int32).self)
         easyInit = try symbol("curl_easy_init", (@convention(c) () -> Handle?).self)
@@ -80,6 +86,7 @@ final class CurlLibrary: @unchecked Sendable {
         setLong = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, Int) -> Int32).self)
         setPointer = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, UnsafeRawPointer?) -> Int32).self)
         setOffset = try symbol("curl_easy_setopt", (@convention(c) (Handle?, Int32, Int64) -> Int32).self)
+        getString = try symbol("curl_easy_getinfo", (@convention(c) (Handle?, Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32).self)
         multiInit = try symbol("curl_multi_init", (@convention(c) () -> Handle?).self)
         multiCleanup = try symbol("curl_multi_cleanup", (@convention(c) (Handle?) -> Int32).self)
         multiAdd = try symbol("curl_multi_add_handle", (@convention(c) (Handle?, Handle?) -> Int32).self)

@@ -33,6 +33,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let rules: TransferRules
     private let callbacks: TransferCallbacks
     private let cookieJar: HTTPCookieStorage?
+    /// The transport's trust setting, prepared (kept alive while a handle may point into it).
+    private let trust: CurlTrust
     /// The idle timeout, or `nil` for none (``IdleTimeouts``).
     let idleTimeout: TimeInterval?
     /// ``idleTimeout`` in nanoseconds (`UInt64.max` for none).
@@ -74,10 +76,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// A transfer counted in `unreported` (by the caller) until its completion has returned.
     init(
-        curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, idleTimeout: TimeInterval?,
-        unreported: Locked<Int>
+        curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, trust: CurlTrust,
+        idleTimeout: TimeInterval?, unreported: Locked<Int>
     ) {
         self.curl = curl
+        self.trust = trust
         self.unreported = unreported
         self.request = request
         rules = TransferRules(options)
@@ -111,35 +114,50 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Hops
 
-    /// Configures `easy` for the current hop; on failure the handle is not kept.
+    /// Configures `easy` for the current hop; on failure the handle is not kept (it is reset before
+    /// its next use).
     func makeHop(on easy: CurlEasy) -> NetworkError? {
         if let invalid = rules.check(url: current.url) ?? rules.check(currentBody) { return invalid }
         guard let url = current.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .transport(URLError(.unsupportedURL))
         }
+        // The trust setting is checked before anything else: an unusable one sends nothing.
+        if let refusal = trust.refusal { return .unsupportedTrustPolicy(reason: refusal) }
+        // Each hop is judged by the policy of the host it goes to (a redirect's too).
+        let tls = scheme == "https" ? trust.options(for: url.host ?? "") : nil
         self.easy = easy
         resetResponse()
+        refusedOption = nil
         let plainGet = (current.httpMethod ?? "GET") == "GET" && currentBody.isEmpty
-        // A handle last set for a plain GET keeps those options for the next plain GET; anything else
-        // starts from libcurl's defaults.
-        if easy.options == .other || (easy.options == .plainGet && !plainGet) {
+        // A handle last set for a plain GET keeps those options for the next plain GET with the same
+        // trust options; anything else starts from libcurl's defaults.
+        if easy.options == .other || (easy.options == .plainGet && !plainGet) || easy.trust !== tls {
             curl.easyReset(easy.handle)
             easy.options = .defaults
+            easy.trust = nil
         }
         if easy.options == .defaults { setSharedOptions(easy) }
         easy.options = plainGet ? .plainGet : .other
         let handle = easy.handle
+        if let tls, easy.trust !== tls {
+            if let refused = tls.apply(to: handle, curl: curl) {
+                easy.options = .other  // partly set: reset before the next hop
+                self.easy = nil
+                return .unsupportedTrustPolicy(reason: refused)
+            }
+            easy.trust = tls
+        }
         let me = Unmanaged.passUnretained(self).toOpaque()
         setString(CurlConstant.optURL, url.absoluteString)
-        _ = curl.setPointer(handle, CurlConstant.optHeaderData, me)
-        _ = curl.setPointer(handle, CurlConstant.optWriteData, me)
+        check(curl.setPointer(handle, CurlConstant.optHeaderData, me), CurlConstant.optHeaderData)
+        check(curl.setPointer(handle, CurlConstant.optWriteData, me), CurlConstant.optWriteData)
         // Waiting for a connection that may multiplex only pays where HTTP/2 can be agreed (https, by
         // ALPN). In clear text it made concurrent sends to one host wait for the first one's response.
-        _ = curl.setLong(handle, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0)
+        check(curl.setLong(handle, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0), CurlConstant.optPipeWait)
         // The idle timeout is the loop's timer (`lastActivity`), from the hop's start: a wait for a free
         // connection, connecting and the server's silence all count, as on URLSession. 0: libcurl's
         // default (300 s).
-        _ = curl.setLong(handle, CurlConstant.optConnectTimeoutMS, idleTimeout.map { max(1, Int(($0 * 1000).rounded(.up))) } ?? 0)
+        check(curl.setLong(handle, CurlConstant.optConnectTimeoutMS, idleTimeout.map { max(1, Int(($0 * 1000).rounded(.up))) } ?? 0), CurlConstant.optConnectTimeoutMS)
         lastActivity = DispatchTime.now().uptimeNanoseconds
         reportedUpload = 0
         do {
@@ -149,25 +167,33 @@ final class CurlTransfer: @unchecked Sendable {
             return error
         }
         configureHeaders(handle)
+        if let refused = refusedOption {
+            // Never a hop with an option missing: the handle is reset before its next use.
+            easy.options = .other
+            self.easy = nil
+            let reason = "libcurl \(curl.version) refused option \(refused.option): \(curl.describe(refused.code))"
+            return refused.option == CurlConstant.optURL ? .invalidRequest(reason: reason) : .transport(URLError(.unknown, userInfo: [NSLocalizedDescriptionKey: reason]))
+        }
         return nil
     }
 
     /// The options every hop has alike, set on a new or reset handle.
     private func setSharedOptions(_ easy: CurlEasy) {
         let handle = easy.handle
-        _ = curl.setPointer(handle, CurlConstant.optErrorBuffer, easy.errorBuffer)
-        _ = curl.setLong(handle, CurlConstant.optNoSignal, 1)
-        _ = curl.setLong(handle, CurlConstant.optNoProgress, 1)
-        _ = curl.setLong(handle, CurlConstant.optFollowLocation, 0)
+        check(curl.setPointer(handle, CurlConstant.optErrorBuffer, easy.errorBuffer), CurlConstant.optErrorBuffer)
+        check(curl.setLong(handle, CurlConstant.optNoSignal, 1), CurlConstant.optNoSignal)
+        check(curl.setLong(handle, CurlConstant.optNoProgress, 1), CurlConstant.optNoProgress)
+        check(curl.setLong(handle, CurlConstant.optFollowLocation, 0), CurlConstant.optFollowLocation)
         // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
-        _ = curl.setLong(handle, CurlConstant.optSuppressConnectHeaders, 1)
-        _ = curl.setLong(handle, CurlConstant.optProtocols, CurlConstant.protocolsHTTP)
-        _ = curl.setLong(handle, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS)
-        _ = curl.setLong(handle, CurlConstant.optTCPKeepAlive, 1)
+        check(curl.setLong(handle, CurlConstant.optSuppressConnectHeaders, 1), CurlConstant.optSuppressConnectHeaders)
+        check(curl.setLong(handle, CurlConstant.optProtocols, CurlConstant.protocolsHTTP), CurlConstant.optProtocols)
+        // HTTP/2 where TLS agrees on it, when libcurl was built with it (the option fails otherwise).
+        if curl.supportsHTTP2 { check(curl.setLong(handle, CurlConstant.optHTTPVersion, CurlConstant.httpVersion2TLS), CurlConstant.optHTTPVersion) }
+        check(curl.setLong(handle, CurlConstant.optTCPKeepAlive, 1), CurlConstant.optTCPKeepAlive)
         // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
-        _ = "".withCString { curl.setPointer(handle, CurlConstant.optAcceptEncoding, $0) }
-        _ = curl.setPointer(handle, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
-        _ = curl.setPointer(handle, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
+        check("".withCString { curl.setPointer(handle, CurlConstant.optAcceptEncoding, $0) }, CurlConstant.optAcceptEncoding)
+        check(curl.setPointer(handle, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optHeaderFunction)
+        check(curl.setPointer(handle, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optWriteFunction)
     }
 
     private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
@@ -177,21 +203,21 @@ final class CurlTransfer: @unchecked Sendable {
         let length = currentBody.isEmpty ? 0 : currentBody.length
         switch (method, currentBody.isEmpty) {
         case ("GET", true):
-            _ = curl.setLong(easy, CurlConstant.optHTTPGet, 1)
+            check(curl.setLong(easy, CurlConstant.optHTTPGet, 1), CurlConstant.optHTTPGet)
         case ("HEAD", true):
-            _ = curl.setLong(easy, CurlConstant.optNoBody, 1)
+            check(curl.setLong(easy, CurlConstant.optNoBody, 1), CurlConstant.optNoBody)
         default:
             // A body (possibly empty) with any method: POST's machinery, the method named.
-            _ = curl.setLong(easy, CurlConstant.optPost, 1)
+            check(curl.setLong(easy, CurlConstant.optPost, 1), CurlConstant.optPost)
             upload = try UploadSource(currentBody)
-            _ = curl.setOffset(easy, CurlConstant.optPostFieldSizeLarge, length ?? 0)
-            _ = curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self))
-            _ = curl.setPointer(easy, CurlConstant.optReadData, context)
+            check(curl.setOffset(easy, CurlConstant.optPostFieldSizeLarge, length ?? 0), CurlConstant.optPostFieldSizeLarge)
+            check(curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optReadFunction)
+            check(curl.setPointer(easy, CurlConstant.optReadData, context), CurlConstant.optReadData)
             // libcurl asks for the body a buffer at a time (64 KiB): its progress says when bytes go out.
             if idleTimeout != nil {
-                _ = curl.setLong(easy, CurlConstant.optNoProgress, 0)
-                _ = curl.setPointer(easy, CurlConstant.optXferInfoFunction, unsafeBitCast(Self.onTransferInfo as CurlLibrary.TransferInfoCallback, to: UnsafeRawPointer.self))
-                _ = curl.setPointer(easy, CurlConstant.optXferInfoData, context)
+                check(curl.setLong(easy, CurlConstant.optNoProgress, 0), CurlConstant.optNoProgress)
+                check(curl.setPointer(easy, CurlConstant.optXferInfoFunction, unsafeBitCast(Self.onTransferInfo as CurlLibrary.TransferInfoCallback, to: UnsafeRawPointer.self)), CurlConstant.optXferInfoFunction)
+                check(curl.setPointer(easy, CurlConstant.optXferInfoData, context), CurlConstant.optXferInfoData)
             }
             if method != "POST" { setString(CurlConstant.optCustomRequest, method) }
         }
@@ -223,7 +249,7 @@ final class CurlTransfer: @unchecked Sendable {
         if upload != nil, !given.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { lines.append(.line("Content-Type:")) }
         headerList.free()
         headerList = CurlHeaderList(lines)
-        _ = curl.setPointer(easy, CurlConstant.optHTTPHeader, headerList.pointer)
+        check(curl.setPointer(easy, CurlConstant.optHTTPHeader, headerList.pointer), CurlConstant.optHTTPHeader)
     }
 
     private static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
@@ -235,7 +261,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func setString(_ option: Int32, _ value: String) {
         // libcurl copies string options.
-        _ = value.withCString { curl.setPointer(easy?.handle, option, $0) }
+        check(value.withCString { curl.setPointer(easy?.handle, option, $0) }, option)
+    }
+
+    /// The first option libcurl refused while the current hop was set up (its number and code).
+    private var refusedOption: (option: Int32, code: Int32)?
+
+    /// Notes an option libcurl refused: the hop is not started (``makeHop(on:)`` says why).
+    private func check(_ code: Int32, _ option: Int32) {
+        if code != CurlConstant.ok, refusedOption == nil { refusedOption = (option, code) }
     }
 
     /// Ends the current hop (after it left the multi handle): frees its header list and hands back its
@@ -276,7 +310,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard code == CurlConstant.ok else {
             return .finished(
-                .failure(CurlErrors.map(code, message: errorMessage, curl: curl, idleTimeout: idleTimeout ?? 300, received: bytesReceived, expected: expectedToReceive)))
+                .failure(
+                    CurlErrors.map(
+                        code, message: errorMessage, curl: curl, idleTimeout: idleTimeout ?? 300, received: bytesReceived, expected: expectedToReceive,
+                        host: current.url?.host ?? "")))
         }
         guard let head else { return .finished(.failure(Self.closedBeforeTheHead)) }
         if let unwritten { return .finished(.failure(unwritten)) }

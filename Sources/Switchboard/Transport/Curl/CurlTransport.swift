@@ -20,7 +20,8 @@ import FoundationNetworking
 /// both): redirects and Basic challenges decided by ``TransferRules`` (libcurl's own redirect
 /// following is off), size limits, file and stream bodies, file destinations from an offset, gzip,
 /// deflate and brotli decoding, the configuration's idle timeout, connections per host and cookies,
-/// TLS with the system's CA store, HTTP/2 when an https server offers it.
+/// TLS with the system's CA store or the trust policy of ``Configuration/serverTrust`` (CAs, pins, a
+/// client certificate: see ``TrustPolicy``), HTTP/2 when an https server offers it.
 ///
 /// Callbacks run on the transport's loop thread, one at a time.
 public final class CurlTransport: Transport {
@@ -31,6 +32,8 @@ public final class CurlTransport: Transport {
     /// The transport's cookie jar (``Configuration/cookies``), or none.
     public var addedCookies: TransportCookies { cookieJar.map { .jar($0) } ?? .none }
     private let idleTimeout: TimeInterval
+    /// ``Configuration/serverTrust``, prepared once for libcurl.
+    private let trust: CurlTrust
     /// How many transfers have not yet called their completion (a cancelled one counts until the loop
     /// has ended it).
     private let unreported = Locked(0)
@@ -56,6 +59,8 @@ public final class CurlTransport: Transport {
         case .shared: self.cookieJar = HTTPCookieStorage.shared
         }
         idleTimeout = configuration.idleTimeout
+        trust = CurlTrust(configuration.serverTrust, curl: curl)
+        loop.keep(trust)
     }
 
     /// Ends the loop thread; transfers still running end `cancelled`.
@@ -71,7 +76,8 @@ public final class CurlTransport: Transport {
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
         unreported.withLock { $0 += 1 }
         let transfer = CurlTransfer(
-            curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, idleTimeout: idle, unreported: unreported)
+            curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, trust: trust, idleTimeout: idle,
+            unreported: unreported)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
     }
