@@ -81,6 +81,9 @@ enum CurlErrors {
             let alerts = ["certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown", "peer did not return a certificate"]
             if alerts.contains(where: lowered.contains) { return .clientCertificate }
             if code == CurlConstant.sslConnectError, lowered.contains("private key") || lowered.contains("key values mismatch") { return .clientIdentity }
+            // The server refused the handshake without saying why (TLS 1.2 servers say this of a
+            // missing client certificate too, and of no cipher in common).
+            if code == CurlConstant.sslConnectError, lowered.contains("alert handshake failure") { return .handshake }
             return nil
         default:
             return nil

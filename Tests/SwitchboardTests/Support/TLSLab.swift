@@ -1,0 +1,209 @@
+import Dispatch
+import Foundation
+import Switchboard
+
+/// Certificates made with `openssl` when the tests run (nothing from the machine's trust store, nothing
+/// written outside a temporary folder), and HTTPS servers on 127.0.0.1 that present them
+/// (`Tests/Interop/tls_trust_server.py`, Python's `ssl`).
+enum TLSLab {
+    /// Why the lab can't run here (no `openssl` or `python3`), or `nil` when it can.
+    static let unavailable: String? = {
+        for tool in ["openssl", "python3"] where (try? shell("command -v \(tool)")) == nil {
+            return "the trust-policy tests need `\(tool)` (Debian: apt-get install openssl python3)"
+        }
+        return nil
+    }()
+
+    /// The certificates, made once per test process.
+    static func materials() throws -> Materials {
+        try made.get()
+    }
+
+    private static let made: Result<Materials, any Error> = Result { try Materials() }
+
+    /// One certificate (PEM) and its key (PEM), as files.
+    struct Pair: Sendable {
+        let certificate: URL
+        let key: URL
+        var certificatePEM: Data { (try? Data(contentsOf: certificate)) ?? Data() }
+        var keyPEM: Data { (try? Data(contentsOf: key)) ?? Data() }
+        func trustCertificate() throws -> TrustCertificate { try TrustCertificate(pem: certificatePEM) }
+    }
+
+    /// Every certificate the trust tests use: three unrelated CAs and what each signed.
+    final class Materials: Sendable {
+        let folder: URL
+        /// The CA the tests' servers mostly use, and another one.
+        let caA: Pair, caB: Pair
+        /// The CA that signs client certificates.
+        let clientCA: Pair
+        /// `localhost` and `127.0.0.1`, signed by A; a second key for the same names, signed by A.
+        let server: Pair, serverOtherKey: Pair
+        /// `localhost` and `127.0.0.1`, signed by B.
+        let serverB: Pair
+        /// Signed by A, expired in 2020.
+        let expired: Pair
+        /// Signed by A, for `other.example` only.
+        let wrongHost: Pair
+        /// A client certificate signed by the client CA, and one signed by B.
+        let client: Pair, strangerClient: Pair
+        /// The pins of `server` and `serverOtherKey`, as `openssl` computes them (not this package).
+        let serverPin: String, otherKeyPin: String
+
+        init() throws {
+            let base = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-tls-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
+            folder = base
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            let dir = base.path
+            func ca(_ name: String) throws -> Pair {
+                try TLSLab.shell(
+                    "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3 -subj '/CN=Switchboard test \(name)' "
+                        + "-addext 'basicConstraints=critical,CA:TRUE' -addext 'keyUsage=critical,keyCertSign,cRLSign' "
+                        + "-keyout '\(dir)/\(name).key' -out '\(dir)/\(name).pem'")
+                return Pair(certificate: base.appendingPathComponent("\(name).pem"), key: base.appendingPathComponent("\(name).key"))
+            }
+            /// A leaf for `names` (subjectAltName entries) signed by `issuer`, valid now or in 2020.
+            func leaf(_ name: String, by issuer: Pair, names: String, usage: String = "serverAuth", expired: Bool = false) throws -> Pair {
+                try TLSLab.shell(
+                    "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=\(name)' -keyout '\(dir)/\(name).key' -out '\(dir)/\(name).csr'")
+                try "subjectAltName=\(names)\nextendedKeyUsage=\(usage)\nbasicConstraints=CA:FALSE\n".write(
+                    toFile: "\(dir)/\(name).ext", atomically: true, encoding: .utf8)
+                if expired {
+                    // `openssl x509` can't back-date; `openssl ca` can, with a throwaway database.
+                    try "".write(toFile: "\(dir)/index.txt", atomically: true, encoding: .utf8)
+                    try "01\n".write(toFile: "\(dir)/serial", atomically: true, encoding: .utf8)
+                    try """
+                    [ca]
+                    default_ca = lab
+                    [lab]
+                    database = \(dir)/index.txt
+                    new_certs_dir = \(dir)
+                    serial = \(dir)/serial
+                    default_md = sha256
+                    policy = any
+                    unique_subject = no
+                    [any]
+                    commonName = supplied
+                    """.write(toFile: "\(dir)/ca.cnf", atomically: true, encoding: .utf8)
+                    try TLSLab.shell(
+                        "openssl ca -batch -config '\(dir)/ca.cnf' -cert '\(issuer.certificate.path)' -keyfile '\(issuer.key.path)' "
+                            + "-startdate 20200101000000Z -enddate 20200102000000Z -extfile '\(dir)/\(name).ext' -notext -in '\(dir)/\(name).csr' -out '\(dir)/\(name).pem'")
+                } else {
+                    try TLSLab.shell(
+                        "openssl x509 -req -days 2 -in '\(dir)/\(name).csr' -CA '\(issuer.certificate.path)' -CAkey '\(issuer.key.path)' "
+                            + "-set_serial \(Int.random(in: 1000...1_000_000_000)) -extfile '\(dir)/\(name).ext' -out '\(dir)/\(name).pem'")
+                }
+                return Pair(certificate: base.appendingPathComponent("\(name).pem"), key: base.appendingPathComponent("\(name).key"))
+            }
+            caA = try ca("caA")
+            caB = try ca("caB")
+            clientCA = try ca("clientCA")
+            let local = "DNS:localhost,IP:127.0.0.1"
+            server = try leaf("server", by: caA, names: local)
+            serverOtherKey = try leaf("serverOtherKey", by: caA, names: local)
+            serverB = try leaf("serverB", by: caB, names: local)
+            expired = try leaf("expired", by: caA, names: local, expired: true)
+            wrongHost = try leaf("wrongHost", by: caA, names: "DNS:other.example")
+            client = try leaf("client", by: clientCA, names: "DNS:client.example", usage: "clientAuth")
+            strangerClient = try leaf("strangerClient", by: caB, names: "DNS:client.example", usage: "clientAuth")
+            func pin(_ pair: Pair) throws -> String {
+                try TLSLab.shell(
+                    "openssl x509 -in '\(pair.certificate.path)' -pubkey -noout | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | openssl base64 -A"
+                ).trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            serverPin = try pin(server)
+            otherKeyPin = try pin(serverOtherKey)
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Runs a shell command; its standard output, or an error with its standard error.
+    @discardableResult
+    static func shell(_ command: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw LabError("`\(command)` failed (\(process.terminationStatus)): \(String(decoding: err, as: UTF8.self))")
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    struct LabError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+}
+
+/// HTTPS servers on 127.0.0.1, one per given certificate, each on its own port; they stop with
+/// ``stop()`` or when this process ends (they serve until their standard input closes).
+final class TLSServers {
+    struct Spec {
+        let pair: TLSLab.Pair
+        /// The CA whose client certificates the server requires, or `nil` for none.
+        var clientCA: TLSLab.Pair? = nil
+        /// TLS 1.2 at most (a refused client certificate is refused inside the handshake, always with
+        /// the server's alert; TLS 1.3 refuses it after, and a reset can swallow the alert).
+        var tls12 = false
+    }
+
+    let ports: [Int]
+    private let process: Process
+    private let input: Pipe
+
+    init(_ specs: [Spec]) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/tls_trust_server.py")
+        let list: [[String: Any]] = specs.map { spec in
+            var entry: [String: Any] = ["cert": spec.pair.certificate.path, "key": spec.pair.key.path, "tls12": spec.tls12]
+            if let clientCA = spec.clientCA { entry["clientCA"] = clientCA.certificate.path }
+            return entry
+        }
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: list), as: UTF8.self)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path, json]
+        input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        // The first line is the ports (the servers listen before it is printed).
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let ports = try? JSONSerialization.jsonObject(with: line) as? [Int], ports.count == specs.count else {
+            process.terminate()
+            throw TLSLab.LabError("the TLS servers did not start: \(String(decoding: line, as: UTF8.self))")
+        }
+        self.ports = ports
+    }
+
+    /// `https://<host>:<port of server index><path>`.
+    func url(_ index: Int, host: String = "localhost", path: String = "/hello") -> URL {
+        URL(string: "https://\(host):\(ports[index])\(path)")!
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { stop() }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// Seed 001's security policy on the libcurl transport, against HTTPS servers presenting certificates
+/// made for the test (``TLSLab``): none of them is in the machine's trust store, so each is trusted
+/// only through a policy, as an app would trust its private CA.
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
+struct TrustPolicyTests {
+    /// A dispatcher on the libcurl transport with `trust`.
+    func client(_ trust: ServerTrust) -> Dispatcher {
+        Dispatcher(
+            configuration: Configuration {
+                $0.transport = .curl
+                $0.serverTrust = trust
+                $0.callbackQueue = .immediate
+                $0.cache = nil
+            })
+    }
+
+    func client(_ policy: TrustPolicy) -> Dispatcher { client(ServerTrust(defaultPolicy: policy)) }
+
+    /// The trust failure a send ended with, or a test failure.
+    func trustFailure(_ client: Dispatcher, _ url: URL, sourceLocation: SourceLocation = #_sourceLocation) async -> TrustFailure? {
+        do {
+            let response = try await client.response(for: Get(url.absoluteString))
+            Issue.record("expected a trust failure, got \(response.statusCode)", sourceLocation: sourceLocation)
+        } catch NetworkError.serverTrustFailed(let failure) {
+            return failure
+        } catch {
+            Issue.record("expected serverTrustFailed, got \(error)", sourceLocation: sourceLocation)
+        }
+        return nil
+    }
+
+    @Test func theSystemsCAsRefuseAServerFromAPrivateCA() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let failure = await trustFailure(client(TrustPolicy.system), servers.url(0))
+        #expect(failure?.check == .chain)
+        #expect(failure?.host == "localhost")
+    }
+
+    @Test func extraCAsAndOnlyTheseCAsTrustThePrivateCA() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let ca = try lab.caA.trustCertificate()
+        for policy in [TrustPolicy.extraCAs([ca]), .onlyCAs([ca])] {
+            let response = try await client(policy).response(for: Get(servers.url(0).absoluteString))
+            #expect(response.json["ok"] == true, "\(policy)")
+        }
+    }
+
+    @Test func onlyTheseCAsRefuseAServerFromAnotherCA() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.serverB)])
+        defer { servers.stop() }
+        let failure = await trustFailure(client(.onlyCAs([try lab.caA.trustCertificate()])), servers.url(0))
+        #expect(failure?.check == .chain)
+        // The same server is trusted through its own CA: the refusal was the anchors'.
+        let trusted = try await client(.onlyCAs([try lab.caB.trustCertificate()])).response(for: Get(servers.url(0).absoluteString))
+        #expect(trusted.json["ok"] == true)
+    }
+
+    @Test func aDERCertificateIsAnAnchorAsItsPEMIs() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let der = try TLSLab.shell("openssl x509 -in '\(lab.caA.certificate.path)' -outform DER | openssl base64 -A")
+        let ca = try TrustCertificate(der: try #require(Data(base64Encoded: der.trimmingCharacters(in: .whitespacesAndNewlines))))
+        #expect(ca == (try lab.caA.trustCertificate()))
+        let response = try await client(.onlyCAs([ca])).response(for: Get(servers.url(0).absoluteString))
+        #expect(response.json["ok"] == true)
+    }
+
+    @Test func aPinOfTheLeafKeyAcceptsAWrongPinRefusesABackupPinAccepts() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let anchors = TrustPolicy.Anchors.only([try lab.caA.trustCertificate()])
+        let serverPin = try PublicKeyPin(sha256Base64: lab.serverPin)
+        let otherPin = try PublicKeyPin(sha256Base64: "sha256//" + lab.otherKeyPin)
+        // The package's own pin of the certificate is openssl's.
+        #expect(try lab.server.trustCertificate().publicKeyPin == serverPin)
+
+        let matching = try await client(.pinnedPublicKeys([serverPin], anchors: anchors)).response(for: Get(servers.url(0).absoluteString))
+        #expect(matching.json["ok"] == true)
+        let wrong = await trustFailure(client(.pinnedPublicKeys([otherPin], anchors: anchors)), servers.url(0))
+        #expect(wrong?.check == .publicKeyPin)
+        // The server's key pinned as the backup, beside a current pin it doesn't have.
+        let backup = try await client(.pinnedPublicKeys([otherPin, serverPin], anchors: anchors)).response(for: Get(servers.url(0).absoluteString))
+        #expect(backup.json["ok"] == true)
+        // A CA's key is not the leaf's: pinning the CA refuses (libcurl pins the leaf, not the chain).
+        let caPin = try lab.caA.trustCertificate().publicKeyPin
+        #expect(await trustFailure(client(.pinnedPublicKeys([caPin], anchors: anchors)), servers.url(0))?.check == .publicKeyPin)
+    }
+
+    @Test func aPinIsCheckedOnTopOfTheChainNotInsteadOfIt() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        // The right pin, but the server's CA is not an anchor (the system's CAs): refused by the chain.
+        let failure = await trustFailure(client(.pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.serverPin)])), servers.url(0))
+        #expect(failure?.check == .chain)
+    }
+
+    @Test func pinnedCertificatesAreTheOnlyAnchors() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        // The server's own certificate as the anchor (no CA given).
+        let leaf = try await client(.pinnedCertificates([try lab.server.trustCertificate()])).response(for: Get(servers.url(0).absoluteString))
+        #expect(leaf.json["ok"] == true)
+        // Another certificate for the same names, by the same CA: not pinned, refused.
+        let other = await trustFailure(client(.pinnedCertificates([try lab.serverOtherKey.trustCertificate()])), servers.url(0))
+        #expect(other?.check == .chain)
+    }
+
+    @Test func anExpiredCertificateAndOneForAnotherHostAreRefused() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.expired), .init(pair: lab.wrongHost)])
+        defer { servers.stop() }
+        let trusting = client(.onlyCAs([try lab.caA.trustCertificate()]))
+        #expect(await trustFailure(trusting, servers.url(0))?.check == .validity)
+        #expect(await trustFailure(trusting, servers.url(1))?.check == .hostName)
+    }
+
+    @Test func aClientCertificateIsSentWhenTheServerRequiresOne() async throws {
+        let lab = try TLSLab.materials()
+        // TLS 1.3 and 1.2; the refusals against the 1.2 server, which refuses inside the handshake
+        // (a 1.3 server refuses after it, and its alert can be lost in the close's reset).
+        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA), .init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
+        defer { servers.stop() }
+        let anchors = TrustPolicy.onlyCAs([try lab.caA.trustCertificate()])
+        let identity = try ClientIdentity(certificate: try lab.client.trustCertificate(), privateKeyPEM: lab.client.keyPEM)
+        for index in 0..<2 {
+            let response = try await client(anchors.presenting(identity)).response(for: Get(servers.url(index).absoluteString))
+            #expect(response.json["client"] == "client", "the server saw the client certificate's name")
+        }
+        // None, or one from a CA the server doesn't take: the server refuses it, a typed error. A
+        // TLS 1.2 server's refusal of a missing certificate is the bare "handshake failure" alert.
+        #expect(await trustFailure(client(anchors), servers.url(1))?.check == .handshake)
+        let stranger = try ClientIdentity(certificate: try lab.strangerClient.trustCertificate(), privateKeyPEM: lab.strangerClient.keyPEM)
+        #expect(await trustFailure(client(anchors.presenting(stranger)), servers.url(1))?.check == .clientCertificate)
+    }
+
+    @Test func aClientKeyThatIsNotTheCertificatesIsATypedError() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA)])
+        defer { servers.stop() }
+        let mismatched = try ClientIdentity(certificate: try lab.client.trustCertificate(), privateKeyPEM: lab.strangerClient.keyPEM)
+        let failure = await trustFailure(client(TrustPolicy.onlyCAs([try lab.caA.trustCertificate()]).presenting(mismatched)), servers.url(0))
+        #expect(failure?.check == .clientIdentity)
+    }
+
+    @Test func aRedirectIsJudgedByThePolicyOfTheHostItGoesTo() async throws {
+        let lab = try TLSLab.materials()
+        // Both servers' certificates name localhost and 127.0.0.1: the host names tell the policies apart.
+        let servers = try TLSServers([.init(pair: lab.server), .init(pair: lab.server)])
+        defer { servers.stop() }
+        let ca = try lab.caA.trustCertificate()
+        let target = servers.url(1, host: "127.0.0.1")
+        let start = URL(string: "https://localhost:\(servers.ports[0])/redirect?to=\(target.absoluteString)")!
+
+        var trust = ServerTrust()
+        trust["localhost"] = .onlyCAs([ca])
+        // 127.0.0.1 has no policy of its own: the system's CAs refuse it.
+        var failure = await trustFailure(client(trust), start)
+        #expect(failure?.host == "127.0.0.1")
+        #expect(failure?.check == .chain)
+        // Its own policy pins another key: refused by that pin, after the first hop was trusted.
+        trust["127.0.0.1"] = .pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.otherKeyPin)], anchors: .only([ca]))
+        failure = await trustFailure(client(trust), start)
+        #expect(failure?.host == "127.0.0.1")
+        #expect(failure?.check == .publicKeyPin)
+        // And trusted when its policy trusts it.
+        trust["127.0.0.1"] = .onlyCAs([ca])
+        let response = try await client(trust).response(for: Get(start.absoluteString))
+        #expect(response.json["path"] == "/hello")
+    }
+
+    @Test func aPolicyChangedOnADispatcherAppliesToTheNextSend() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let anchors = TrustPolicy.Anchors.only([try lab.caA.trustCertificate()])
+        let dispatcher = client(.pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.serverPin)], anchors: anchors))
+        let first = try await dispatcher.response(for: Get(servers.url(0).absoluteString))
+        #expect(first.json["ok"] == true)
+        // The open connection was made under the old pin: it must not carry a send under the new one.
+        dispatcher.updateConfiguration { $0.serverTrust.defaultPolicy = .pinnedPublicKeys([try! PublicKeyPin(sha256Base64: lab.otherKeyPin)], anchors: anchors) }
+        #expect(await trustFailure(dispatcher, servers.url(0))?.check == .publicKeyPin)
+    }
+
+    @Test func aDevelopmentHostAcceptsAnyCertificateOnlyThatHost() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.serverB), .init(pair: lab.expired)])
+        defer { servers.stop() }
+        var trust = ServerTrust()
+        trust.developmentHosts = ["LocalHost."]  // compared without case or a trailing dot
+        let dispatcher = client(trust)
+        for index in 0..<2 {
+            let response = try await dispatcher.response(for: Get(servers.url(index).absoluteString))
+            #expect(response.json["ok"] == true)
+        }
+        // The same servers under another name are checked.
+        #expect(await trustFailure(dispatcher, servers.url(0, host: "127.0.0.1"))?.check == .chain)
+        #expect(await trustFailure(dispatcher, servers.url(1, host: "127.0.0.1")) != nil)
+    }
+}
+
+/// Trust settings that can't be applied are refused before anything is sent, on both transports.
+@Suite(timeLimit(minutes: 1))
+struct TrustPolicyRefusalTests {
+    /// Sends once with `trust` on `kind` and returns the error; the server must have seen nothing.
+    func refusal(_ kind: TransportUnderTest, _ trust: ServerTrust) async throws -> NetworkError? {
+        try await withServer { server in
+            var configuration = Configuration {
+                $0.serverTrust = trust
+                $0.baseURL = server.baseURL
+                $0.callbackQueue = .immediate
+            }
+            // The transport made from the configuration, as a dispatcher's factory makes it.
+            configuration.transport = .using(kind.make([server], configuration: configuration))
+            let dispatcher = Dispatcher(configuration: configuration)
+            defer { _ = dispatcher }
+            var caught: NetworkError?
+            do {
+                _ = try await dispatcher.response(for: Get("/json"))
+            } catch {
+                caught = error as? NetworkError
+            }
+            #expect(server.totalRequests == 0 && server.connectionsAccepted == 0, "nothing may be sent under a trust setting that can't be applied")
+            return caught
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network)
+    func aWildcardDevelopmentHostOrAnEmptyCAListIsRefused(_ kind: TransportUnderTest) async throws {
+        var wildcard = ServerTrust()
+        wildcard.developmentHosts = ["*"]
+        var empty = ServerTrust()
+        empty["127.0.0.1"] = .onlyCAs([])
+        for trust in [wildcard, empty] {
+            let error = try await refusal(kind, trust)
+            guard case .unsupportedTrustPolicy(let reason)? = error else {
+                Issue.record("expected unsupportedTrustPolicy on \(kind), got \(String(describing: error))")
+                continue
+            }
+            #expect(!reason.isEmpty)
+        }
+    }
+
+    @Test func theURLSessionTransportRefusesEveryPolicyButTheSystems() async throws {
+        var pinned = ServerTrust()
+        pinned["example.com"] = .pinnedPublicKeys([try PublicKeyPin(sha256Base64: String(repeating: "A", count: 43) + "=")])
+        var development = ServerTrust()
+        development.developmentHosts = ["dev.local"]
+        for trust in [pinned, development] {
+            let error = try await refusal(.urlSession, trust)
+            guard case .unsupportedTrustPolicy(let reason)? = error else {
+                Issue.record("expected unsupportedTrustPolicy, got \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("URLSession"))
+        }
+        // The control: with the system's trust the same send goes out (and meets the route's 404).
+        try await withServer { server in
+            let dispatcher = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate })
+            await #expect(throws: NetworkError.self) { _ = try await dispatcher.response(for: Get("/json")) }
+            #expect(server.totalRequests == 1)
+        }
+    }
+}
