@@ -9,5 +9,6 @@ struct InteropPresenceTests {
     @Test func everyInteropServerIsThereWhereTheyAreRequired() {
         #expect(httpbinURL != nil, "HTTPBIN_URL is not set: the httpbin interop suites would be skipped")
         #expect(httpsURL != nil, "HTTPS_URL is not set: the TLS interop suite would be skipped")
+        #expect(TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? ""): the trust-policy suites would be skipped")
     }
 }
