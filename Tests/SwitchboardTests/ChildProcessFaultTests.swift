@@ -103,6 +103,24 @@ import Testing
         }
     }
 
+    /// A chunked response with a trailer field (RFC 9112 §7.1.2): FoundationNetworking reads the
+    /// trailer as a new head and stops the process ("Transfer completed, but there's no response");
+    /// the libcurl transport ignores trailers (RequestFramingParityTests).
+    @Test func aChunkedResponseWithATrailerIsSurvivedOrTheKnownCrash() async throws {
+        try await withServer { server in
+            let bytes = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-Checksum: 1\r\n\r\n"
+            server.route("GET", "/trailer") { _ in ServerResponse(status: 200, body: .raw(Data(bytes.utf8))) }
+            let outcome = try await Self.runProbe(server.url("/trailer"))
+            #expect(!outcome.timedOut, "the probe hung")
+            if outcome.crashed {
+                #expect(outcome.errors.contains("Transfer completed, but there's no response"), "a crash other than the known one: \(outcome.errors.suffix(500))")
+                print("ChildProcessFaultTests: a trailer field: FoundationNetworking crashed the process")
+            } else {
+                #expect(outcome.status == 0 && outcome.output.hasPrefix("succeeded 200"), "expected the response, got \(outcome.output) \(outcome.errors.suffix(300))")
+            }
+        }
+    }
+
     @Test func theProbeReportsAnOrdinaryAnswerAndAnOrdinaryFailure() async throws {
         try await withServer { server in
             let fine = try await Self.runProbe(server.url("/small"))

@@ -125,6 +125,18 @@ public struct TransferRules: Sendable {
         url.flatMap(URLResolver.portProblem).map { .invalidRequest(reason: $0) }
     }
 
+    /// Checks a body before it is sent with `method`: a `GET` or `HEAD` carries none (URLSession refuses
+    /// one, on every platform; libcurl would send a GET's and wait for a HEAD's answer body), and a file
+    /// must be a readable regular file. Returns ``NetworkError/invalidRequest(reason:)`` before anything is
+    /// sent, or `nil`.
+    public func check(_ body: TransferBody, method: String?) -> NetworkError? {
+        let name = (method ?? "GET").uppercased()
+        if !body.isEmpty, name == "GET" || name == "HEAD" {
+            return .invalidRequest(reason: "a \(name) request can't carry a body; send it with POST or PUT, or as query parameters")
+        }
+        return check(body)
+    }
+
     /// Checks a body before it is sent: a file must be a readable regular file. Returns the error that
     /// fails the transfer (``NetworkError/invalidRequest(reason:)``) before anything is sent, or `nil`.
     public func check(_ body: TransferBody) -> NetworkError? {

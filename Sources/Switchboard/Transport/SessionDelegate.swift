@@ -35,7 +35,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
         var request = state.currentRequest
         let task: URLSessionTask
-        if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody) {
+        if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody, method: request.httpMethod) {
             fail(state, invalid, queue: queue)
             return
         }
@@ -44,10 +44,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let fields = request.allHTTPHeaderFields, fields.values.contains(where: Self.isBlank) {
             for (name, value) in fields where Self.isBlank(value) { request.setValue("", forHTTPHeaderField: name) }
         }
-        // The transport frames the body; a hand-set Content-Length that disagrees would cut it short
-        // (or, beside a chunked stream, make servers reject it).
-        if !state.currentBody.isEmpty, request.value(forHTTPHeaderField: "Content-Length") != nil {
-            request.setValue(nil, forHTTPHeaderField: "Content-Length")
+        // The transport frames the body (or its absence): a hand-set Content-Length or Transfer-Encoding
+        // would cut it short, or make the server wait for a body that never comes, as on libcurl.
+        for name in ["Content-Length", "Transfer-Encoding"] where request.value(forHTTPHeaderField: name) != nil {
+            request.setValue(nil, forHTTPHeaderField: name)
         }
         switch state.currentBody {
         case .none:

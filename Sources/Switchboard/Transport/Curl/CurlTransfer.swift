@@ -66,6 +66,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var httpVersion = "HTTP/1.1"
     private var fields: [HTTPHeaders.Field] = []
     private var head: ResponseHead?
+    /// Whether the current hop's head has ended (then header lines are trailers).
+    private var headComplete = false
     private var data = Data()
     private var file: FileHandle?
     private var pending = Data()
@@ -89,7 +91,8 @@ final class CurlTransfer: @unchecked Sendable {
         // The loop's own timer, to the millisecond (libcurl's low-speed limit counts whole seconds and,
         // once a byte has arrived, fired seconds late).
         self.idleTimeout = idleTimeout
-        idleNanoseconds = idleTimeout.map { UInt64($0 * 1e9) } ?? .max
+        // At least a millisecond: a positive timeout never ends a hop before it starts.
+        idleNanoseconds = idleTimeout.map { max(1_000_000, UInt64($0 * 1e9)) } ?? .max
         current = request.urlRequest
         currentBody = request.body
     }
@@ -117,7 +120,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Configures `easy` for the current hop; on failure the handle is not kept (it is reset before
     /// its next use).
     func makeHop(on easy: CurlEasy) -> NetworkError? {
-        if let invalid = rules.check(url: current.url) ?? rules.check(currentBody) { return invalid }
+        if let invalid = rules.check(url: current.url) ?? rules.check(currentBody, method: current.httpMethod) { return invalid }
         guard let url = current.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .transport(URLError(.unsupportedURL))
         }
@@ -155,9 +158,10 @@ final class CurlTransfer: @unchecked Sendable {
         // ALPN). In clear text it made concurrent sends to one host wait for the first one's response.
         check(curl.setLong(handle, CurlConstant.optPipeWait, scheme == "https" ? 1 : 0), CurlConstant.optPipeWait)
         // The idle timeout is the loop's timer (`lastActivity`), from the hop's start: a wait for a free
-        // connection, connecting and the server's silence all count, as on URLSession. 0: libcurl's
-        // default (300 s).
-        check(curl.setLong(handle, CurlConstant.optConnectTimeoutMS, idleTimeout.map { max(1, Int(($0 * 1000).rounded(.up))) } ?? 0), CurlConstant.optConnectTimeoutMS)
+        // connection, connecting and the server's silence all count, as on URLSession. Without one, the
+        // connect may take as long as URLSession's longest (not libcurl's default of 300 s).
+        let connectMilliseconds = max(1, Int(((idleTimeout ?? IdleTimeouts.longest) * 1000).rounded(.up)))
+        check(curl.setLong(handle, CurlConstant.optConnectTimeoutMS, connectMilliseconds), CurlConstant.optConnectTimeoutMS)
         lastActivity = DispatchTime.now().uptimeNanoseconds
         reportedUpload = 0
         do {
@@ -242,11 +246,15 @@ final class CurlTransfer: @unchecked Sendable {
         {
             lines.append(.field("Cookie", cookie))
         }
-        // No `Expect: 100-continue` wait before a body (URLSession sends none either), and no
-        // `Content-Type: application/x-www-form-urlencoded` made up for a body without one (libcurl's
-        // POST machinery adds it; URLSession sends none).
+        // No `Expect: 100-continue` wait before a body (URLSession sends none either). A body without a
+        // `Content-Type` gets the one URLSession gives it, on every platform: a POST's non-empty body is
+        // `application/x-www-form-urlencoded` (libcurl's POST machinery says so too), any other none
+        // (that machinery would add it to a PUT's as well).
         lines.append(.line("Expect:"))
-        if upload != nil, !given.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) { lines.append(.line("Content-Type:")) }
+        if upload != nil, !given.keys.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
+            let post = (current.httpMethod ?? "GET").uppercased() == "POST" && !currentBody.isEmpty
+            lines.append(post ? .field("Content-Type", "application/x-www-form-urlencoded") : .line("Content-Type:"))
+        }
         headerList.free()
         headerList = CurlHeaderList(lines)
         check(curl.setPointer(easy, CurlConstant.optHTTPHeader, headerList.pointer), CurlConstant.optHTTPHeader)
@@ -286,6 +294,7 @@ final class CurlTransfer: @unchecked Sendable {
         status = 0
         fields = []
         head = nil
+        headComplete = false
         data = Data()
         pending = Data()
         bytesReceived = 0
@@ -312,7 +321,7 @@ final class CurlTransfer: @unchecked Sendable {
             return .finished(
                 .failure(
                     CurlErrors.map(
-                        code, message: errorMessage, curl: curl, idleTimeout: idleTimeout ?? 300, received: bytesReceived, expected: expectedToReceive,
+                        code, message: errorMessage, curl: curl, idleTimeout: idleTimeout ?? IdleTimeouts.longest, received: bytesReceived, expected: expectedToReceive,
                         host: current.url?.host ?? "")))
         }
         guard let head else { return .finished(.failure(Self.closedBeforeTheHead)) }
@@ -337,6 +346,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// as libcurl hands it over: bytes, with their CR LF. Parsed as bytes (Foundation's trimming costs
     /// microseconds per line on Linux). Returns false to stop the transfer.
     private func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        // Once this hop's head has ended (the final one, or a redirect's or a challenge's), what comes
+        // is a chunked body's trailer fields: not read, not parsed.
+        if headComplete { return true }
         // A line of the head ends in CRLF. RFC 9112 §2.2 lets a client accept a bare LF; this package
         // refuses it, as FoundationNetworking does, so that both transports read a head alike.
         if head == nil, line.count < 2 || line[line.count - 2] != 0x0D || line[line.count - 1] != 0x0A {
@@ -363,8 +375,6 @@ final class CurlTransfer: @unchecked Sendable {
             fields.reserveCapacity(16)
             return true
         }
-        // Once the final head is in, what comes is a chunked body's trailer fields: not read.
-        if head != nil { return true }
         if !bytes.isEmpty {
             // An obsolete line folding (a line that starts with a space or tab) continues the field
             // before it; it is left out, as before.
@@ -409,6 +419,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func headEnded() -> Bool {
+        headComplete = true
         guard let url = current.url else { return false }
         if let problem = ResponseFraming.problem(in: fields) {
             mode = .failed(.malformedResponse(reason: problem))

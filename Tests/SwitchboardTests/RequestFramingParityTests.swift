@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// What goes on the wire for a body, or its absence, is the same on every transport (issue 27's
+/// review): the made-up `Content-Type`, a GET or HEAD with a body, hand-set framing headers, trailers
+/// after a redirect's head, the default `User-Agent`'s app name.
+@Suite(timeLimit(minutes: 1)) struct RequestFramingParityTests {
+    static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// URLSession (on every platform) calls a POST's body without a type a form; libcurl's POST
+    /// machinery does too, and would say so of a PUT's as well. Both transports: a POST's non-empty
+    /// body is `application/x-www-form-urlencoded`, any other none.
+    @Test(arguments: TransportUnderTest.network) func onlyAPOSTsBodyWithoutATypeIsCalledAForm(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let body = TransferBody.data(Data("a=1".utf8))
+            for (method, body, expected) in [("POST", body, "application/x-www-form-urlencoded"), ("PUT", body, nil), ("PATCH", body, nil), ("POST", TransferBody.none, nil)] {
+                let record = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: method), body: body))
+                #expect(record.json["method"].string == method)
+                #expect(record.json["headers"]["Content-Type"].string == expected, "\(kind) \(method): \(record.json["headers"])")
+            }
+            // A type of the request's own is sent as it is.
+            let typed = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: "PUT", headers: ["Content-Type": "text/plain"]), body: body))
+            #expect(typed.json["headers"]["Content-Type"].string == "text/plain")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aGETOrHEADWithABodyIsRefusedBeforeAnythingIsSent(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            for method in ["GET", "HEAD", "get"] {
+                let record = await transfer(transport, TransportRequest(Self.request(server.url("/echo"), method: method), body: .data(Data("x".utf8))))
+                guard case .failure(.invalidRequest(let reason))? = record.result else {
+                    Issue.record("\(kind) \(method) with a body: \(String(describing: record.result))")
+                    continue
+                }
+                #expect(reason.contains("body"))
+            }
+            #expect(server.totalRequests == 0)
+        }
+    }
+
+    /// A hand-set `Content-Length` or `Transfer-Encoding` is the transport's to write: without a body
+    /// the server would wait for one that never comes (URLSession sent them; libcurl didn't).
+    @Test(arguments: TransportUnderTest.network) func handSetFramingHeadersAreLeftToTheTransport(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            for headers in [["Content-Length": "5"], ["Transfer-Encoding": "chunked"]] {
+                let record = await transfer(
+                    transport, TransportRequest(Self.request(server.url("/echo"), headers: headers)), options: TransferOptions(timeout: 30, idleTimeout: 20))
+                #expect(record.json["method"].string == "GET", "\(kind) \(headers): \(String(describing: record.result))")
+                #expect(record.json["headers"]["Content-Length"] == nil && record.json["headers"]["Transfer-Encoding"] == nil, "\(record.json["headers"])")
+            }
+            // With a body, the transport's own length, not the hand-set one.
+            let body = await transfer(
+                transport, TransportRequest(Self.request(server.url("/echo"), method: "POST", headers: ["Content-Length": "1"]), body: .data(Data("abcdef".utf8))))
+            #expect(body.json["body"].string == "abcdef")
+            #expect(body.json["headers"]["Content-Length"].string == "6")
+        }
+    }
+
+    /// A final response's trailer fields are not header lines: one that starts like a status line
+    /// changes nothing, nor one whose name is not a token. (FoundationNetworking stops the process on any trailer field: see
+    /// ChildProcessFaultTests.)
+    @Test(TransportUnderTest.curlOnly) func aResponsesTrailersAreNotReadAsItsHead() async throws {
+        let kind = TransportUnderTest.curl
+        try await withServer { server in
+            server.route("GET", "/chunked-trailer") { _ in
+                ServerResponse(
+                    status: 200,
+                    body: .raw(Data("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nBad Name: 1\r\n\r\n".utf8)))
+            }
+            let trailed = await transfer(kind.make([server]), TransportRequest(Self.request(server.url("/chunked-trailer"))))
+            let data = try #require(try? trailed.result?.get(), "\(kind): \(String(describing: trailed.result))").data
+            #expect(data == Data("{}".utf8))
+        }
+    }
+
+    /// A chunked redirect's trailer fields are not header lines either (before, libcurl read them into
+    /// the redirect's head).
+    @Test(TransportUnderTest.curlOnly) func aRedirectsTrailersAreNotReadAsItsHead() async throws {
+        try await withServer { server in
+            server.route("GET", "/chunked-redirect") { _ in
+                ServerResponse(
+                    status: 302,
+                    body: .raw(Data("HTTP/1.1 302 Found\r\nLocation: /echo\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nBad Name: 1\r\n\r\n".utf8)))
+            }
+            let redirected = await transfer(TransportUnderTest.curl.make([server]), TransportRequest(Self.request(server.url("/chunked-redirect"))))
+            #expect(redirected.json["path"].string == "/echo", "\(String(describing: redirected.result))")
+        }
+    }
+
+    /// An upload the server reads slowly is not idle while its bytes go out: the idle timeout counts
+    /// bytes sent as activity, not only bytes received (16 MiB read 64 KiB at a time with a 10 ms
+    /// pause: about 2.6 s in all, with no byte received, against an idle timeout of 1.5 s).
+    @Test(arguments: TransportUnderTest.network) func anUploadUnderWayIsNotIdle(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.01)
+            let body = Data(repeating: 0x61, count: 16 << 20)
+            let started = Date()
+            let record = await transfer(
+                kind.make([server]), TransportRequest(Self.request(server.url("/upload/sink"), method: "POST"), body: .data(body)),
+                options: TransferOptions(timeout: 60, idleTimeout: 1.5))
+            #expect(record.json["bytes"].int == body.count, "\(kind): \(String(describing: record.result))")
+            // The slow read took longer than the idle timeout: otherwise nothing was shown.
+            #expect(Date().timeIntervalSince(started) > 1.5, "the upload was not slow enough to test anything")
+        }
+    }
+
+    /// The default `User-Agent` names this process (no bundle here): the executable's name as a token.
+    @Test(arguments: TransportUnderTest.network) func theDefaultUserAgentNamesTheApp(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let record = await transfer(kind.make([server]), TransportRequest(Self.request(server.url("/echo"))))
+            let agent = try #require(record.json["headers"]["User-Agent"].string)
+            let name = ProcessInfo.processInfo.processName
+            let expected = String(name.map { $0.isLetter || $0.isNumber || "!#$%&'*+-.^_`|~".contains($0) ? $0 : "-" })
+            #expect(agent.hasPrefix("\(expected)/"), "\(agent) should start with \(expected)/")
+            #expect(agent.hasSuffix(" Switchboard/\(UserAgent.libraryVersion)"))
+        }
+    }
+}
