@@ -269,7 +269,10 @@ struct TrustPolicyRefusalTests {
         }
         // The control: with the system's trust the same send goes out (and meets the route's 404).
         try await withServer { server in
-            let dispatcher = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL; $0.callbackQueue = .immediate })
+            let dispatcher = Dispatcher(
+                configuration: Configuration {
+                    $0.baseURL = server.baseURL; $0.callbackQueue = .immediate
+                })
             await #expect(throws: NetworkError.self) { _ = try await dispatcher.response(for: Get("/json")) }
             #expect(server.totalRequests == 1)
         }

@@ -8,7 +8,7 @@ import Foundation
 /// ```
 ///
 /// The key is PEM (`PRIVATE KEY`, `RSA PRIVATE KEY`, `EC PRIVATE KEY` or `ENCRYPTED PRIVATE KEY` with
-/// ``passphrase``). It stays in this value's memory and libcurl's; it is never written to a file or a
+/// its passphrase). It stays in this value's memory and libcurl's; it is never written to a file or a
 /// log (its ``description`` shows only the certificate's key pin).
 public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
     /// The certificate sent to the server.

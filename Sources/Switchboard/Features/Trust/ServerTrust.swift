@@ -55,7 +55,9 @@ public struct ServerTrust: Sendable, Hashable {
 
     /// Why this setting can't be used, or `nil`.
     var problem: String? {
-        if let name = developmentHosts.first(where: { let host = Self.normalized($0); return host.isEmpty || host.contains("*") || host.contains("/") || host.contains(" ") }) {
+        if let name = developmentHosts.first(where: {
+            let host = Self.normalized($0); return host.isEmpty || host.contains("*") || host.contains("/") || host.contains(" ")
+        }) {
             return "development host \(name.debugDescription) is not one host name: name each development host"
         }
         if let problem = defaultPolicy.problem { return "the default policy: \(problem)" }

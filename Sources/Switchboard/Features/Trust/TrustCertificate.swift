@@ -63,7 +63,9 @@ public struct TrustCertificate: Sendable, Hashable, CustomStringConvertible {
     /// A short description: the pin of its key.
     public var description: String { "certificate with key \(publicKeyPin)" }
 
+    /// Whether both are the same certificate (the same DER bytes).
     public static func == (lhs: TrustCertificate, rhs: TrustCertificate) -> Bool { lhs.der == rhs.der }
+    /// Hashes the DER bytes.
     public func hash(into hasher: inout Hasher) { hasher.combine(der) }
 }
 
@@ -72,5 +74,6 @@ public struct TrustPolicyError: Error, Sendable, Equatable, CustomStringConverti
     /// What was wrong, in a sentence.
     public let reason: String
 
+    /// The reason, prefixed with what failed.
     public var description: String { "invalid trust setting: \(reason)" }
 }

@@ -36,5 +36,6 @@ public struct TrustFailure: Error, Sendable, Equatable, CustomStringConvertible 
         self.reason = reason
     }
 
+    /// One line: the host, the check, the reason.
     public var description: String { "\(host): \(check.rawValue) check failed: \(reason)" }
 }

@@ -95,6 +95,7 @@ public struct TrustPolicy: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What the policy trusts, in a line (no key material).
     public var description: String {
         var parts: [String]
         switch anchors {

@@ -196,8 +196,12 @@ final class CurlTransfer: @unchecked Sendable {
         check(curl.setLong(handle, CurlConstant.optTCPKeepAlive, 1), CurlConstant.optTCPKeepAlive)
         // Every encoding libcurl was built with (gzip, deflate, br…), advertised and decoded.
         check("".withCString { curl.setPointer(handle, CurlConstant.optAcceptEncoding, $0) }, CurlConstant.optAcceptEncoding)
-        check(curl.setPointer(handle, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optHeaderFunction)
-        check(curl.setPointer(handle, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optWriteFunction)
+        check(
+            curl.setPointer(handle, CurlConstant.optHeaderFunction, unsafeBitCast(Self.onHeader as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)),
+            CurlConstant.optHeaderFunction)
+        check(
+            curl.setPointer(handle, CurlConstant.optWriteFunction, unsafeBitCast(Self.onBody as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optWriteFunction
+        )
     }
 
     private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
@@ -215,12 +219,16 @@ final class CurlTransfer: @unchecked Sendable {
             check(curl.setLong(easy, CurlConstant.optPost, 1), CurlConstant.optPost)
             upload = try UploadSource(currentBody)
             check(curl.setOffset(easy, CurlConstant.optPostFieldSizeLarge, length ?? 0), CurlConstant.optPostFieldSizeLarge)
-            check(curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optReadFunction)
+            check(
+                curl.setPointer(easy, CurlConstant.optReadFunction, unsafeBitCast(Self.onRead as CurlLibrary.DataCallback, to: UnsafeRawPointer.self)), CurlConstant.optReadFunction
+            )
             check(curl.setPointer(easy, CurlConstant.optReadData, context), CurlConstant.optReadData)
             // libcurl asks for the body a buffer at a time (64 KiB): its progress says when bytes go out.
             if idleTimeout != nil {
                 check(curl.setLong(easy, CurlConstant.optNoProgress, 0), CurlConstant.optNoProgress)
-                check(curl.setPointer(easy, CurlConstant.optXferInfoFunction, unsafeBitCast(Self.onTransferInfo as CurlLibrary.TransferInfoCallback, to: UnsafeRawPointer.self)), CurlConstant.optXferInfoFunction)
+                check(
+                    curl.setPointer(easy, CurlConstant.optXferInfoFunction, unsafeBitCast(Self.onTransferInfo as CurlLibrary.TransferInfoCallback, to: UnsafeRawPointer.self)),
+                    CurlConstant.optXferInfoFunction)
                 check(curl.setPointer(easy, CurlConstant.optXferInfoData, context), CurlConstant.optXferInfoData)
             }
             if method != "POST" { setString(CurlConstant.optCustomRequest, method) }

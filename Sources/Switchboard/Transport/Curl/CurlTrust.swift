@@ -103,7 +103,8 @@ final class CurlTLSOptions: @unchecked Sendable {
             // blob. Without them the policy can't be applied: refused, never weakened.
             guard curl.sslBackend.hasPrefix("OpenSSL") else {
                 let backend = curl.sslBackend.isEmpty ? "no TLS library" : curl.sslBackend
-                return .failure(TrustPolicyError(reason: "libcurl \(curl.version) uses \(backend); CA bundles, pins and client certificates from memory need libcurl built with OpenSSL"))
+                return .failure(
+                    TrustPolicyError(reason: "libcurl \(curl.version) uses \(backend); CA bundles, pins and client certificates from memory need libcurl built with OpenSSL"))
             }
             guard !needsBlobs || curl.versionNumber >= CurlConstant.blobVersion else {
                 return .failure(TrustPolicyError(reason: "libcurl \(curl.version) is older than 7.77, the first that takes CA bundles and client certificates from memory"))
