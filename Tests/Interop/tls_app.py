@@ -1,8 +1,9 @@
 """The HTTPS interop server's app (ASGI, served by hypercorn over TLS with HTTP/2 offered by ALPN).
 
-.ci/run starts it with a certificate signed by a CA it adds to the system's CA store, and exports
-HTTPS_URL. Routes:
-  /version         {"http_version": "1.1" or "2", "path": ...}
+.ci/run starts it with a certificate signed by a throwaway CA (never added to the system's store: the
+tests trust it through a trust policy) and exports HTTPS_URL and HTTPS_CA_FILE. Routes:
+  /version         {"http_version": "1.1" or "2", "path": ..., "client_port": the client's port}
+                   (requests on one connection share the client's port)
   /gzip, /deflate, /brotli   the same JSON, compressed with that content coding
 """
 import gzip
@@ -27,7 +28,8 @@ async def app(scope, receive, send):
     if scope["type"] != "http":
         return
     path = scope["path"]
-    payload = json.dumps({"http_version": scope["http_version"], "path": path, "ok": True}).encode()
+    client = scope.get("client") or (None, None)
+    payload = json.dumps({"http_version": scope["http_version"], "path": path, "ok": True, "client_port": client[1]}).encode()
     headers = [(b"content-type", b"application/json")]
     status = 200
     if path == "/gzip":

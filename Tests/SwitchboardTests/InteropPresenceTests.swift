@@ -9,6 +9,7 @@ struct InteropPresenceTests {
     @Test func everyInteropServerIsThereWhereTheyAreRequired() {
         #expect(httpbinURL != nil, "HTTPBIN_URL is not set: the httpbin interop suites would be skipped")
         #expect(httpsURL != nil, "HTTPS_URL is not set: the TLS interop suite would be skipped")
+        #expect(httpsCAFile != nil, "HTTPS_CA_FILE is not set: the TLS interop suite can't trust its server")
         #expect(TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? ""): the trust-policy suites would be skipped")
     }
 }

@@ -278,3 +278,25 @@ struct TrustPolicyRefusalTests {
         }
     }
 }
+
+/// The URLSession transport under the system's trust: a server it can't trust is the same typed error.
+@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
+struct URLSessionTrustTests {
+    @Test func aServerTheSystemDoesNotTrustIsServerTrustFailed() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server), .init(pair: lab.expired), .init(pair: lab.wrongHost)])
+        defer { servers.stop() }
+        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate; $0.cache = nil })
+        for index in 0..<3 {
+            do {
+                _ = try await client.response(for: Get(servers.url(index).absoluteString))
+                Issue.record("server \(index) was trusted")
+            } catch NetworkError.serverTrustFailed(let failure) {
+                #expect(failure.host == "localhost")
+                #expect(failure.check == .chain, "\(failure)")
+            } catch {
+                Issue.record("server \(index): expected serverTrustFailed, got \(error)")
+            }
+        }
+    }
+}

@@ -203,6 +203,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             if code == .unsupportedURL, state.response == nil, let scheme = state.currentRequest.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" {
                 code = .badServerResponse
             }
+            // FoundationNetworking reports a refused certificate as an unknown error with libcurl's
+            // words: the same typed error as the libcurl transport's.
+            let message = urlError.localizedDescription.lowercased()
+            let untrusted: Set<URLError.Code> = [
+                .unknown, .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+                .serverCertificateNotYetValid, .clientCertificateRejected, .clientCertificateRequired, .networkConnectionLost,
+            ]
+            if untrusted.contains(urlError.code), let check = TrustFailure.Check.named(inTLSMessage: message) {
+                return .failure(.serverTrustFailed(TrustFailure(host: state.currentRequest.url?.host ?? "", check: check, reason: urlError.localizedDescription)))
+            }
             switch code {
             case .badServerResponse, .cannotParseResponse:
                 return .failure(.malformedResponse(reason: urlError.localizedDescription))

@@ -39,3 +39,31 @@ public struct TrustFailure: Error, Sendable, Equatable, CustomStringConvertible 
     /// One line: the host, the check, the reason.
     public var description: String { "\(host): \(check.rawValue) check failed: \(reason)" }
 }
+
+extension TrustFailure.Check {
+    /// The check a verification failure of the peer's certificate failed, from OpenSSL's words as
+    /// libcurl reports them (`SSL certificate problem: …`, `SSL: no alternative certificate subject
+    /// name matches …`).
+    static func ofPeerVerification(_ lowered: String) -> TrustFailure.Check {
+        if lowered.contains("expired") || lowered.contains("not yet valid") { return .validity }
+        if lowered.contains("subject name") || lowered.contains("host name") || lowered.contains("hostname") || lowered.contains("does not match") {
+            return .hostName
+        }
+        return .chain
+    }
+
+    /// The check a TLS failure message names, when it names one: a peer the client doesn't trust, a
+    /// pin, or the server's alert refusing the client's certificate (TLS 1.3 sends it after the
+    /// handshake, so it can arrive as a read error). `nil`: not a trust failure (a server that doesn't
+    /// speak TLS, a reset).
+    static func named(inTLSMessage lowered: String) -> TrustFailure.Check? {
+        if lowered.contains("ssl certificate problem") || lowered.contains("no alternative certificate subject name") || lowered.contains("certificate subject name") {
+            return ofPeerVerification(lowered)
+        }
+        if lowered.contains("pinned public key") { return .publicKeyPin }
+        let alerts = ["certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown", "peer did not return a certificate"]
+        if alerts.contains(where: lowered.contains) { return .clientCertificate }
+        return nil
+    }
+}
+

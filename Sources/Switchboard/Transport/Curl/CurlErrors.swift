@@ -66,9 +66,7 @@ enum CurlErrors {
     static func trustCheck(_ code: Int32, _ lowered: String) -> TrustFailure.Check? {
         switch code {
         case CurlConstant.peerFailedVerification:
-            if lowered.contains("expired") || lowered.contains("not yet valid") { return .validity }
-            if lowered.contains("subject name") || lowered.contains("host name") || lowered.contains("hostname") || lowered.contains("does not match") { return .hostName }
-            return .chain
+            return .ofPeerVerification(lowered)
         case CurlConstant.sslPinnedKeyMismatch:
             return .publicKeyPin
         case CurlConstant.sslCertProblem:
@@ -76,10 +74,7 @@ enum CurlErrors {
         case CurlConstant.sslClientCert:
             return .clientCertificate
         case CurlConstant.sslConnectError, CurlConstant.recvError, CurlConstant.sendError:
-            // The server's alert refusing the client's certificate (TLS 1.3 sends it after the
-            // handshake, so it can arrive as a read error).
-            let alerts = ["certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown", "peer did not return a certificate"]
-            if alerts.contains(where: lowered.contains) { return .clientCertificate }
+            if let check = TrustFailure.Check.named(inTLSMessage: lowered), check == .clientCertificate { return check }
             if code == CurlConstant.sslConnectError, lowered.contains("private key") || lowered.contains("key values mismatch") { return .clientIdentity }
             // The server refused the handshake without saying why (TLS 1.2 servers say this of a
             // missing client certificate too, and of no cipher in common).
