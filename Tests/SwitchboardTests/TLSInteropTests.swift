@@ -43,7 +43,10 @@ struct TLSInteropTests {
     /// transports, with the same typed error.
     @Test(arguments: TransportUnderTest.network) func theSystemsTrustRefusesTheServer(_ kind: TransportUnderTest) async throws {
         let base = try #require(httpsURL)
-        let plain = Dispatcher(configuration: Configuration { $0.baseURL = base; $0.callbackQueue = .immediate; $0.transport = kind.factory })
+        let plain = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = base; $0.callbackQueue = .immediate; $0.transport = kind.factory
+            })
         do {
             _ = try await plain.response(for: Get("/version"))
             Issue.record("\(kind): a server whose CA is not in the system's store was trusted")

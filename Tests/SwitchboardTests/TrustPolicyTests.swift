@@ -286,7 +286,10 @@ struct URLSessionTrustTests {
         let lab = try TLSLab.materials()
         let servers = try TLSServers([.init(pair: lab.server), .init(pair: lab.expired), .init(pair: lab.wrongHost)])
         defer { servers.stop() }
-        let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate; $0.cache = nil })
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.callbackQueue = .immediate; $0.cache = nil
+            })
         for index in 0..<3 {
             do {
                 _ = try await client.response(for: Get(servers.url(index).absoluteString))

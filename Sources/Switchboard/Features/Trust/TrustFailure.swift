@@ -66,4 +66,3 @@ extension TrustFailure.Check {
         return nil
     }
 }
-
