@@ -14,6 +14,10 @@ import Switchboard
 ///   `succeeded <status> <peak KiB> <bytes>`.
 /// - `switchboard-probe race <url> <timeout> <url> <timeout>`: two sends at once on one dispatcher,
 ///   each printed as it ends (see `race`): does one send's trouble hold up the other's deadline?
+/// - `switchboard-probe trust <system|extra|only> <CA PEM file or -> <url>…`: a GET of each URL in
+///   turn on the libcurl transport under that trust policy; prints `<n> succeeded <status>`,
+///   `<n> refused <check>` or `<n> failed <error>` for each (the trust tests run it where the system's
+///   CA store is one they made, in a mount namespace of its own).
 ///
 /// `<peak KiB>` is how far the process's resident memory rose above where it was before the transfer
 /// (Linux: the peak, `VmHWM`, reset first); -1 where that can't be read.
@@ -98,6 +102,39 @@ func race(_ first: String, _ firstDeadline: TimeInterval, _ second: String, _ se
     exit(0)
 }
 
+/// GETs each of `urls` in turn on the libcurl transport with `anchors` (`system`, `extra` or `only`,
+/// with the CAs of `caFile`), and prints each outcome.
+func trust(_ anchors: String, _ caFile: String, _ urls: [String]) -> Never {
+    var policy = TrustPolicy.system
+    if anchors != "system" {
+        guard let pem = FileManager.default.contents(atPath: caFile), let certificates = try? TrustCertificate.certificates(pem: pem) else {
+            print("failed: no CA certificates in \(caFile)")
+            exit(1)
+        }
+        policy = anchors == "only" ? .onlyCAs(certificates) : .extraCAs(certificates)
+    }
+    let client = Dispatcher(
+        configuration: Configuration {
+            $0.callbackQueue = .immediate
+            $0.transport = .curl
+            $0.serverTrust = ServerTrust(defaultPolicy: policy)
+            $0.cache = nil
+        })
+    for (n, url) in urls.enumerated() {
+        let done = DispatchSemaphore(value: 0)
+        client.send(Probe(url: url, deadline: 20)) { result in
+            switch result {
+            case .success(let response): print("\(n + 1) succeeded \(response.statusCode)")
+            case .failure(.serverTrustFailed(let failure)): print("\(n + 1) refused \(failure.check.rawValue)")
+            case .failure(let error): print("\(n + 1) failed \(error)")
+            }
+            done.signal()
+        }
+        done.wait()
+    }
+    exit(0)
+}
+
 var arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "upload" where arguments.count == 3:
@@ -111,11 +148,15 @@ case "download" where arguments.count == 3:
     }
 case "race" where arguments.count == 5:
     race(arguments[1], TimeInterval(arguments[2]) ?? 10, arguments[3], TimeInterval(arguments[4]) ?? 1)
-case let url? where !["upload", "download", "race"].contains(url):
+case "trust" where arguments.count >= 4:
+    trust(arguments[1], arguments[2], Array(arguments.dropFirst(3)))
+case let url? where !["upload", "download", "race", "trust"].contains(url):
     let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
     run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
 default:
     FileHandle.standardError.write(
-        Data("usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout>\n".utf8))
+        Data(
+            "usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout> | trust <system|extra|only> <ca file> <url>…\n"
+                .utf8))
     exit(2)
 }

@@ -11,5 +11,6 @@ struct InteropPresenceTests {
         #expect(httpsURL != nil, "HTTPS_URL is not set: the TLS interop suite would be skipped")
         #expect(httpsCAFile != nil, "HTTPS_CA_FILE is not set: the TLS interop suite can't trust its server")
         #expect(TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? ""): the trust-policy suites would be skipped")
+        #expect(TLSLab.systemStoreUnavailable == nil, "\(TLSLab.systemStoreUnavailable ?? ""): the system-store trust test would be skipped")
     }
 }

@@ -303,3 +303,37 @@ struct URLSessionTrustTests {
         }
     }
 }
+
+/// "Only these CAs" leaves out the system's store entirely, its bundle file and its CA folder, and
+/// "the system's and these" keeps both: shown against a system store the test makes (one CA in the
+/// bundle, another in the folder), seen by the probe alone in a mount namespace of its own.
+@Suite(
+    TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"),
+    .enabled(if: TLSLab.systemStoreUnavailable == nil, "\(TLSLab.systemStoreUnavailable ?? "")"), timeLimit(minutes: 1))
+struct SystemStoreTrustTests {
+    @Test func onlyTheseCAsLeaveOutTheSystemsBundleAndFolderAndExtraCAsKeepBoth() async throws {
+        let lab = try TLSLab.materials()
+        let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
+        let servers = try TLSServers([.init(pair: lab.systemBundleServer), .init(pair: lab.systemFolderServer), .init(pair: lab.server)])
+        defer { servers.stop() }
+        // The store: the bundle file holds one CA, the folder (by OpenSSL's hashed name) the other.
+        let store = lab.folder.appendingPathComponent("system-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: store) }
+        try FileManager.default.copyItem(at: lab.systemBundleCA.certificate, to: store.appendingPathComponent("ca-certificates.crt"))
+        let hash = try TLSLab.shell("openssl x509 -hash -noout -in '\(lab.systemFolderCA.certificate.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
+        try FileManager.default.copyItem(at: lab.systemFolderCA.certificate, to: store.appendingPathComponent("\(hash).0"))
+        let urls = (0..<3).map { servers.url($0).absoluteString }.joined(separator: " ")
+
+        func run(_ anchors: String) throws -> [String] {
+            let command =
+                "unshare --mount --propagation private sh -c \"mount --bind '\(store.path)' /etc/ssl/certs && exec '\(probe.path)' trust \(anchors) '\(lab.caA.certificate.path)' \(urls)\""
+            return try TLSLab.shell(command).split(separator: "\n").map(String.init)
+        }
+        // The control: the system's trust takes both of the store's CAs (so the namespace is in place
+        // and libcurl reads that bundle and that folder), and not the test's own CA.
+        #expect(try run("system") == ["1 succeeded 200", "2 succeeded 200", "3 refused chain"])
+        #expect(try run("only") == ["1 refused chain", "2 refused chain", "3 succeeded 200"])
+        #expect(try run("extra") == ["1 succeeded 200", "2 succeeded 200", "3 succeeded 200"])
+    }
+}

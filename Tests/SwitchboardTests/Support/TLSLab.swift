@@ -49,6 +49,9 @@ enum TLSLab {
         let client: Pair, strangerClient: Pair
         /// The pins of `server` and `serverOtherKey`, as `openssl` computes them (not this package).
         let serverPin: String, otherKeyPin: String
+        /// Two CAs for a system store the tests make (one in its bundle file, one in its CA folder),
+        /// and a server certificate signed by each.
+        let systemBundleCA: Pair, systemFolderCA: Pair, systemBundleServer: Pair, systemFolderServer: Pair
 
         init() throws {
             let base = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-tls-\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString)")
@@ -113,12 +116,28 @@ enum TLSLab {
             }
             serverPin = try pin(server)
             otherKeyPin = try pin(serverOtherKey)
+            systemBundleCA = try ca("systemBundleCA")
+            systemFolderCA = try ca("systemFolderCA")
+            systemBundleServer = try leaf("systemBundleServer", by: systemBundleCA, names: local)
+            systemFolderServer = try leaf("systemFolderServer", by: systemFolderCA, names: local)
         }
 
         deinit {
             try? FileManager.default.removeItem(at: folder)
         }
     }
+
+    /// Why the tests can't make a system CA store of their own here, or `nil` when they can: they
+    /// bind-mount a folder over `/etc/ssl/certs` (libcurl's bundle and CA folder on Debian) inside a
+    /// mount namespace of the probe's own, which needs root and `unshare`; the machine's store is
+    /// never touched.
+    static let systemStoreUnavailable: String? = {
+        guard getuid() == 0 else { return "making a system CA store of the tests' own needs root (a mount namespace)" }
+        guard (try? shell("command -v unshare && test -f /etc/ssl/certs/ca-certificates.crt")) != nil else {
+            return "making a system CA store of the tests' own needs unshare and Debian's /etc/ssl/certs"
+        }
+        return nil
+    }()
 
     /// Runs a shell command; its standard output, or an error with its standard error.
     @discardableResult
