@@ -12,6 +12,7 @@ enum DemoRunner {
     /// Every scenario, in order.
     static let scenarios: [Scenario] =
         ObserverScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all + ToolkitScenarios.all
+        + SecurityScenarios.all
 
     /// The transport every scenario's dispatcher uses (`swift run Demo --curl` picks libcurl's).
     nonisolated(unsafe) static var transport = TransportFactory.urlSession
