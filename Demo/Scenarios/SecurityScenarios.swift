@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LoopbackServer
 import Switchboard
 
 /// Seed 001's security policy: a pinned server trusted, a wrong pin refused, on the libcurl transport,
@@ -77,7 +78,7 @@ enum SecurityScenarios {
             process.standardInput = input
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            try ProcessLaunch.run(process)
             var line = Data()
             while true {
                 let byte = output.fileHandleForReading.readData(ofLength: 1)

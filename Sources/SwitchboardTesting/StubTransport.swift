@@ -53,6 +53,9 @@ public final class StubTransport: Transport {
     /// with it as with a real transport).
     public var addedCookies: TransportCookies { .none }
 
+    /// Always: a stub answers in memory, with no connection for a trust policy or a proxy to apply to.
+    public func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool { true }
+
     /// The requests performed so far, in order (each hop of a redirect or challenge counts).
     public var requests: [URLRequest] { recordedRequests.withLock { $0.map(\.urlRequest) } }
 

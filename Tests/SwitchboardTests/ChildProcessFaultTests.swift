@@ -45,7 +45,7 @@ import Testing
                 process.standardOutput = output
                 process.standardError = errors
                 do {
-                    try process.run()
+                    try ProcessLaunch.run(process)
                 } catch {
                     continuation.resume(throwing: error)
                     return

@@ -218,12 +218,18 @@ struct Shared: Request {
         try await withServer { server in
             let arrivals = Box(0)
             let retriesOut = Box(false)
+            let bothSent = Box(false)
             server.route(nil, "/retry-shared") { request in
                 let number = arrivals.mutate { value -> Int in
                     value += 1
                     return value
                 }
-                if number == 1 { return .status(503) }
+                // The 503 waits until both sends were made (a send joins a transfer as it is made), so
+                // a loaded machine can't end the first transfer before the second joins it.
+                if number == 1 {
+                    request.wait(timeout: 30) { bothSent.value }
+                    return .status(503)
+                }
                 request.wait(timeout: 30) { retriesOut.value }
                 return .json(["ok": true])
             }
@@ -234,6 +240,7 @@ struct Shared: Request {
             let results = Box([Result<Response<Shared>, NetworkError>]())
             // Sent back to back from this task: the second joins the first's transfer.
             for _ in 0..<2 { client.send(request) { result in results.mutate { $0.append(result) } } }
+            bothSent.mutate { $0 = true }
             #expect(await eventually(timeout: 20) { monitor.count.value == 2 }, "both sends retried")
             retriesOut.mutate { $0 = true }
             #expect(await eventually(timeout: 20) { results.value.count == 2 })

@@ -156,6 +156,56 @@ struct TrustPolicyTests {
         #expect(failure?.check == .clientIdentity)
     }
 
+    /// A traditionally encrypted key (`Proc-Type: 4,ENCRYPTED`): refused without its passphrase when
+    /// made (libcurl 7.88 crashed the process on it), a typed error with a wrong one, sent with the right one.
+    @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
+        defer { servers.stop() }
+        let key = try Data(contentsOf: lab.encryptedClientKey)
+        #expect(String(decoding: key, as: UTF8.self).contains("Proc-Type: 4,ENCRYPTED"))
+        let certificate = try lab.client.trustCertificate()
+        #expect(throws: TrustPolicyError.self) { try ClientIdentity(certificate: certificate, privateKeyPEM: key) }
+        let anchors = TrustPolicy.onlyCAs([try lab.caA.trustCertificate()])
+        let wrong = try ClientIdentity(certificate: certificate, privateKeyPEM: key, passphrase: "not it")
+        #expect(await trustFailure(client(anchors.presenting(wrong)), servers.url(0))?.check == .clientIdentity)
+        let right = try ClientIdentity(certificate: certificate, privateKeyPEM: key, passphrase: "secret")
+        let response = try await client(anchors.presenting(right)).response(for: Get(servers.url(0).absoluteString))
+        #expect(response.json["client"] == "client")
+        // Neither the key nor its passphrase shows in a dump.
+        var dumped = ""
+        dump(right, to: &dumped)
+        #expect(!dumped.contains("secret") && !dumped.contains("ENCRYPTED"), "\(dumped)")
+    }
+
+    /// A host given the system's policy of its own is judged by it, not by the default.
+    @Test func aHostsOwnSystemPolicyIsNotTheDefault() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        var trust = ServerTrust(defaultPolicy: .onlyCAs([try lab.caA.trustCertificate()]))
+        trust["localhost"] = .system
+        let dispatcher = client(trust)
+        #expect(await trustFailure(dispatcher, servers.url(0))?.check == .chain)
+        let other = try await dispatcher.response(for: Get(servers.url(0, host: "127.0.0.1").absoluteString))
+        #expect(other.json["ok"] == true)
+    }
+
+    /// A policy for an IPv4 address applies however a URL writes the address (libcurl connects to
+    /// `127.1` and `2130706433` as `127.0.0.1`).
+    @Test func aPolicyForAnAddressAppliesToEveryFormOfIt() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let ca = try lab.caA.trustCertificate()
+        var trust = ServerTrust(defaultPolicy: .onlyCAs([ca]))
+        trust["127.0.0.1"] = .pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.otherKeyPin)], anchors: .only([ca]))
+        for host in ["127.0.0.1", "127.1", "2130706433", "0x7f.0.0.1"] {
+            let failure = await trustFailure(client(trust), servers.url(0, host: host))
+            #expect(failure?.check == .publicKeyPin, "\(host): \(String(describing: failure))")
+        }
+    }
+
     @Test func aRedirectIsJudgedByThePolicyOfTheHostItGoesTo() async throws {
         let lab = try TLSLab.materials()
         // Both servers' certificates name localhost and 127.0.0.1: the host names tell the policies apart.
@@ -213,7 +263,7 @@ struct TrustPolicyTests {
 }
 
 /// Trust settings that can't be applied are refused before anything is sent, on both transports.
-@Suite(timeLimit(minutes: 1))
+@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
 struct TrustPolicyRefusalTests {
     /// Sends once with `trust` on `kind` and returns the error; the server must have seen nothing.
     func refusal(_ kind: TransportUnderTest, _ trust: ServerTrust) async throws -> NetworkError? {
@@ -239,18 +289,49 @@ struct TrustPolicyRefusalTests {
     }
 
     @Test(arguments: TransportUnderTest.network)
-    func aWildcardDevelopmentHostOrAnEmptyCAListIsRefused(_ kind: TransportUnderTest) async throws {
+    func aWildcardDevelopmentHostAnEmptyCAOrPinListOrAHostWithAPortIsRefused(_ kind: TransportUnderTest) async throws {
         var wildcard = ServerTrust()
         wildcard.developmentHosts = ["*"]
         var empty = ServerTrust()
         empty["127.0.0.1"] = .onlyCAs([])
-        for trust in [wildcard, empty] {
+        let noPins = ServerTrust(defaultPolicy: .pinnedPublicKeys([]))
+        var withPort = ServerTrust()
+        withPort["127.0.0.1:443"] = .onlyCAs([])
+        var wildcardHost = ServerTrust()
+        wildcardHost["*.example.com"] = .system.presenting(
+            try ClientIdentity(certificate: try TLSLab.materials().client.trustCertificate(), privateKeyPEM: try TLSLab.materials().client.keyPEM))
+        for trust in [wildcard, empty, noPins, withPort, wildcardHost] {
             let error = try await refusal(kind, trust)
             guard case .unsupportedTrustPolicy(let reason)? = error else {
                 Issue.record("expected unsupportedTrustPolicy on \(kind), got \(String(describing: error))")
                 continue
             }
             #expect(!reason.isEmpty)
+        }
+    }
+
+    /// A transport given to the dispatcher (or made without the setting) doesn't apply its trust: the
+    /// send fails, nothing is sent.
+    @Test(arguments: TransportUnderTest.network) func aTransportThatDoesNotApplyTheTrustSendsNothing(_ kind: TransportUnderTest) async throws {
+        let pinned = ServerTrust(defaultPolicy: .pinnedPublicKeys([try PublicKeyPin(sha256Base64: String(repeating: "A", count: 43) + "=")]))
+        try await withServer { server in
+            let given = kind.make([server])  // made with the default configuration
+            let configuration = Configuration {
+                $0.serverTrust = pinned
+                $0.baseURL = server.baseURL
+                $0.callbackQueue = .immediate
+            }
+            var using = configuration
+            using.transport = .using(given)
+            for dispatcher in [Dispatcher(configuration: configuration, transport: given), Dispatcher(configuration: using)] {
+                do {
+                    _ = try await dispatcher.response(for: Get("/json"))
+                    Issue.record("\(kind): a send went out through a transport that doesn't apply the trust setting")
+                } catch NetworkError.unsupportedTrustPolicy(let reason) {
+                    #expect(reason.contains("doesn't apply"))
+                }
+            }
+            #expect(server.totalRequests == 0 && server.connectionsAccepted == 0)
         }
     }
 

@@ -13,7 +13,7 @@ import Foundation
 /// A dispatcher's configuration changes only through ``Dispatcher/updateConfiguration(_:)``, an atomic
 /// update; each send uses the configuration as it was when it was sent. Every setting may change at
 /// any time: the transport settings (``transport``, ``maximumConnectionsPerHost``, ``cookies``,
-/// ``serverTrust``) through
+/// ``serverTrust``, ``proxy``) through
 /// a new transport, made at the next send.
 public struct Configuration: Sendable {
     /// The settings, shared by copies of this configuration until one of them changes (copy on write):
@@ -227,6 +227,24 @@ public struct Configuration: Sendable {
         set { unique().transport = newValue }
     }
 
+    /// How requests reach their servers: straight, through the proxy the environment names, or through
+    /// an HTTP proxy of the app's (see ``ProxySetting``). Default: ``ProxySetting/environment``. A
+    /// transport setting: a change makes a new transport at the next send (which reads the environment
+    /// again). The URLSession transport on Linux can't be told a proxy: ``ProxySetting/http(_:)``
+    /// fails every send there with ``NetworkError/proxyFailed(reason:)``.
+    public var proxy: ProxySetting {
+        get { storage.proxy }
+        set {
+            let storage = unique()
+            storage.proxy = newValue
+            storage.routeAndTrustAreDefault = storage.serverTrust.isSystemDefault && newValue == .environment
+        }
+    }
+
+    /// Whether ``serverTrust`` and ``proxy`` are the defaults (worked out when either is set, so a send
+    /// asks a transport about them only when they are not).
+    var routeAndTrustAreDefault: Bool { storage.routeAndTrustAreDefault }
+
     /// Whom TLS connections trust, per host or for all hosts: CAs, pinned keys or certificates, a client
     /// certificate, development hosts (see ``ServerTrust`` and ``TrustPolicy``). Default:
     /// ``ServerTrust/system``. A transport setting: a change makes a new transport at the next send.
@@ -234,7 +252,11 @@ public struct Configuration: Sendable {
     /// such a setting fails every send with ``NetworkError/unsupportedTrustPolicy(reason:)``.
     public var serverTrust: ServerTrust {
         get { storage.serverTrust }
-        set { unique().serverTrust = newValue }
+        set {
+            let storage = unique()
+            storage.serverTrust = newValue
+            storage.routeAndTrustAreDefault = newValue.isSystemDefault && storage.proxy == .environment
+        }
     }
 
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
@@ -307,6 +329,8 @@ public struct Configuration: Sendable {
         var transport: TransportFactory
         var redactedNames: Set<String>
         var serverTrust: ServerTrust
+        var proxy: ProxySetting
+        var routeAndTrustAreDefault: Bool
 
         init() {
             defaultHeaders = [:]
@@ -337,6 +361,8 @@ public struct Configuration: Sendable {
             transport = .urlSession
             redactedNames = []
             serverTrust = .system
+            proxy = .environment
+            routeAndTrustAreDefault = true
         }
 
         init(copying other: Storage) {
@@ -372,6 +398,8 @@ public struct Configuration: Sendable {
             transport = other.transport
             redactedNames = other.redactedNames
             serverTrust = other.serverTrust
+            proxy = other.proxy
+            routeAndTrustAreDefault = other.routeAndTrustAreDefault
         }
     }
 }

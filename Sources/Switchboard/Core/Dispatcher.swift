@@ -185,7 +185,10 @@ public final class Dispatcher: Sendable {
         progress: (@Sendable (TransferProgress) -> Void)? = nil,
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     ) -> (RequestOperation<R>, any Transport) {
-        let (id, configuration, transport) = currentTransport()
+        let (id, configuration, current) = currentTransport()
+        // A transport given by the app, or made before the setting, that doesn't apply the trust or the
+        // proxy asked for carries nothing: the send fails, never goes another way.
+        let transport = configuration.routeAndTrustAreDefault ? current : Self.checked(current, configuration)
         let operation = RequestOperation(
             id: id,
             request: request,
@@ -201,6 +204,20 @@ public final class Dispatcher: Sendable {
             onFinish: { [inFlight] id in inFlight.withLock { _ = $0.removeValue(forKey: id) } }
         )
         return (operation, transport)
+    }
+
+    /// `transport`, or one that fails every send, when it doesn't apply the configuration's trust and
+    /// proxy settings.
+    private static func checked(_ transport: any Transport, _ configuration: Configuration) -> any Transport {
+        if transport.applies(serverTrust: configuration.serverTrust, proxy: configuration.proxy) { return transport }
+        let name = "\(type(of: transport))"
+        if !configuration.serverTrust.isSystemDefault {
+            return RefusingTransport(
+                error: .unsupportedTrustPolicy(
+                    reason: "the transport (\(name)) doesn't apply this dispatcher's serverTrust (and proxy): it was given to the dispatcher, or made without them"))
+        }
+        return RefusingTransport(
+            error: .proxyFailed(reason: "the transport (\(name)) doesn't apply this dispatcher's proxy setting: it was given to the dispatcher, or made without it"))
     }
 
     /// Puts `operation` in flight (the sweeper watches its deadline) and starts it on `transport`.
@@ -293,12 +310,14 @@ struct TransportSettings: Equatable {
     var maximumConnectionsPerHost: Int
     var cookies: CookiePolicy
     var serverTrust: ServerTrust
+    var proxy: ProxySetting
 
     init(_ configuration: Configuration) {
         factory = configuration.transport.identity
         maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         cookies = configuration.cookies
         serverTrust = configuration.serverTrust
+        proxy = configuration.proxy
     }
 }
 

@@ -56,6 +56,12 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// libcurl older than 7.77 or built without OpenSSL for CA blobs and client certificates), or it
     /// is invalid (no anchors, a wildcard development host). Never a silent fallback to weaker trust.
     case unsupportedTrustPolicy(reason: String)
+    /// The proxy couldn't carry the request, so it didn't reach the server: the proxy refused the
+    /// connection or the `CONNECT` tunnel, asked for credentials it wasn't given (407), or the proxy
+    /// setting can't be applied here (an explicit proxy on the URLSession transport on Linux, or
+    /// ``ProxySetting/none`` there while a proxy variable is set; an https or SOCKS proxy in the
+    /// environment). `reason` names the proxy (never its password) and what went wrong.
+    case proxyFailed(reason: String)
 
     /// The HTTP status code, when the server answered.
     public var statusCode: Int? { errorResponse?.statusCode }
@@ -97,6 +103,7 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         case .download(let error): "download failed: \(error)"
         case .serverTrustFailed(let failure): "server trust failed: \(failure)"
         case .unsupportedTrustPolicy(let reason): "trust policy can't be applied: \(reason)"
+        case .proxyFailed(let reason): "proxy failed: \(reason)"
         }
     }
 }

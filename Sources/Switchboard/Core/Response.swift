@@ -27,6 +27,10 @@ public struct Response<R: Request>: Sendable {
     public var fileURL: URL? { parts.fileURL }
     /// The body decoded once, before delivery; `.null` for an empty body or a `.data` request.
     public var json: JSON { parts.json }
+    /// The protocol that carried the response: `HTTP/1.1` or `HTTP/2` on the libcurl transport (`HTTP/2`
+    /// when an https server agreed to it); `nil` on the URLSession transport (FoundationNetworking
+    /// doesn't say) and for a response from the cache.
+    public var httpVersion: String? { parts.head.httpVersion }
     /// Where the response came from.
     public var source: Source { Source(parts.origin) }
     /// When it started, when the first byte came, how long it took (the last attempt).

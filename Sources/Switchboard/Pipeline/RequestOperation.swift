@@ -1017,7 +1017,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// A response as hooks and monitors see it.
     private func context(of response: ResponseParts) -> ResponseContext {
-        ResponseContext(request: request, httpResponse: response.head.response, data: response.data, json: response.json)
+        ResponseContext(request: request, httpResponse: response.head.response, data: response.data, json: response.json, httpVersion: response.head.httpVersion)
     }
 }
 

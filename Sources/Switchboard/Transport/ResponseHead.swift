@@ -42,6 +42,15 @@ final class ResponseHead: Sendable {
         }
     }
 
+    /// The protocol that carried the response, as the status line named it (`HTTP/1.1`, `HTTP/2`), or
+    /// `nil` when the transport doesn't say (FoundationNetworking's `HTTPURLResponse` doesn't).
+    var httpVersion: String? {
+        switch storage {
+        case .made: nil
+        case .parsed(_, _, let version, _, _): version
+        }
+    }
+
     /// The `HTTPURLResponse` (made now, the first time, for a parsed head).
     var response: HTTPURLResponse {
         switch storage {

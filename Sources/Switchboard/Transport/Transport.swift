@@ -30,6 +30,21 @@ public protocol Transport: Sendable {
     /// Which cookies the transport adds to the requests it sends: the response cache counts them as
     /// credentials. Default: ``TransportCookies/unknown`` (the cache is then not used for its requests).
     var addedCookies: TransportCookies { get }
+
+    /// Whether the transport applies `serverTrust` and `proxy` (a dispatcher's
+    /// ``Configuration/serverTrust`` and ``Configuration/proxy``) to what it sends. A dispatcher sends
+    /// nothing through a transport that doesn't: the send fails with
+    /// ``NetworkError/unsupportedTrustPolicy(reason:)`` or ``NetworkError/proxyFailed(reason:)``.
+    /// Default: only the defaults (the system's trust, the environment's proxy).
+    func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool
+}
+
+extension Transport {
+    /// The defaults only: ``ServerTrust/system`` and ``ProxySetting/environment``. A transport that
+    /// applies other settings says so.
+    public func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool {
+        serverTrust.isSystemDefault && proxy == .environment
+    }
 }
 
 extension Transport {
@@ -100,6 +115,9 @@ public struct TransportResponse: Sendable {
     public var httpResponse: HTTPURLResponse { head.response }
     /// The head, made into an `HTTPURLResponse` only when asked (see ``ResponseHead``).
     let head: ResponseHead
+    /// The protocol that carried the response: `HTTP/1.1` or `HTTP/2` on the libcurl transport (as the
+    /// status line said); `nil` on the URLSession transport, whose `HTTPURLResponse` doesn't say.
+    public var httpVersion: String? { head.httpVersion }
     /// The body, for a ``ResponseDestination/memory`` destination; empty for a file.
     public let data: Data
     /// The file the body was written to, for a ``ResponseDestination/file(_:offset:)`` destination.

@@ -38,6 +38,39 @@ public final class URLSessionTransport: Transport {
     /// transport can't apply (FoundationNetworking can't evaluate trust; the Apple challenge path is
     /// not built or tested here). `nil` with the default.
     private let trustRefusal: String?
+    /// Why every send fails: a ``Configuration/proxy`` FoundationNetworking can't apply (it reads the
+    /// environment's proxy variables on its own and takes no other). `nil` when it can.
+    private let proxyRefusal: String?
+    /// The settings it was made with (``Transport/applies(serverTrust:proxy:)``): it refuses every send
+    /// under ones it can't apply.
+    private let madeWith: (trust: ServerTrust, proxy: ProxySetting)
+
+    /// Whether it was made with these settings (then it applies them, or refuses every send).
+    public func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool {
+        madeWith.trust == serverTrust && madeWith.proxy == proxy
+    }
+
+    /// Why `setting` can't be applied on this transport, or `nil`: an explicit proxy, or none while the
+    /// environment names one (FoundationNetworking would use it anyway).
+    static func proxyRefusal(_ setting: ProxySetting, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        #if canImport(FoundationNetworking)
+        switch setting {
+        case .environment:
+            return nil
+        case .http(let proxy):
+            return
+                "the URLSession transport on Linux can't be told a proxy (\(proxy)): FoundationNetworking reads only the environment; use the libcurl transport (TransportFactory.curl)"
+        case .none:
+            let names = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].filter { !(environment[$0] ?? "").isEmpty }
+            guard let name = names.first else { return nil }
+            return "ProxySetting.none, but \(name) is set and FoundationNetworking would use it: unset it, or use the libcurl transport"
+        }
+        #else
+        // Apple's URLSession: the session's connectionProxyDictionary is not set by this package yet.
+        if case .environment = setting { return nil }
+        return "the URLSession transport applies only the system's proxy settings (ProxySetting.environment) in this release"
+        #endif
+    }
 
     /// Whether the session's `httpAdditionalHeaders` carry `Authorization`, `Proxy-Authorization` or
     /// `Cookie`: credentials on every request that the response cache can't key by.
@@ -101,6 +134,8 @@ public final class URLSessionTransport: Transport {
             configuration.serverTrust.isSystemDefault
             ? nil
             : "the URLSession transport applies only the system's trust (ServerTrust.system): FoundationNetworking on Linux can't evaluate a server's trust, and the Apple challenge path is not built yet; use the libcurl transport (TransportFactory.curl)"
+        proxyRefusal = Self.proxyRefusal(configuration.proxy)
+        madeWith = (configuration.serverTrust, configuration.proxy)
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
         delegate = SessionDelegate()
@@ -116,10 +151,10 @@ public final class URLSessionTransport: Transport {
     /// goes with a data task, a file with an upload task (read as it is sent); a file destination is
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
-        if let trustRefusal {
-            // Fails closed: nothing is sent under a trust the app didn't ask for.
+        if let refusal = trustRefusal.map(NetworkError.unsupportedTrustPolicy) ?? proxyRefusal.map(NetworkError.proxyFailed) {
+            // Fails closed: nothing is sent under a trust or a route the app didn't ask for.
             let completion = callbacks.counted(in: unfinished).completion
-            queue.async { completion(.failure(.unsupportedTrustPolicy(reason: trustRefusal))) }
+            queue.async { completion(.failure(refusal)) }
             return RefusedTask()
         }
         var request = request

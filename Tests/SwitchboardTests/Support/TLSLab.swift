@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LoopbackServer
 import Switchboard
 
 /// Certificates made with `openssl` when the tests run (nothing from the machine's trust store, nothing
@@ -19,7 +20,16 @@ enum TLSLab {
         try made.get()
     }
 
-    private static let made: Result<Materials, any Error> = Result { try Materials() }
+    private static let made: Result<Materials, any Error> = Result {
+        let materials = try Materials()
+        // A static is never deinitialised: the folder (keys included) goes when the process exits.
+        folderToRemove = materials.folder.path
+        atexit { if let path = TLSLab.folderToRemove { try? FileManager.default.removeItem(atPath: path) } }
+        return materials
+    }
+
+    /// The materials' folder, removed at exit.
+    nonisolated(unsafe) private static var folderToRemove: String?
 
     /// One certificate (PEM) and its key (PEM), as files.
     struct Pair: Sendable {
@@ -47,6 +57,8 @@ enum TLSLab {
         let wrongHost: Pair
         /// A client certificate signed by the client CA, and one signed by B.
         let client: Pair, strangerClient: Pair
+        /// `client`'s key, encrypted the traditional way (`Proc-Type: 4,ENCRYPTED`) with `secret`.
+        let encryptedClientKey: URL
         /// The pins of `server` and `serverOtherKey`, as `openssl` computes them (not this package).
         let serverPin: String, otherKeyPin: String
         /// Two CAs for a system store the tests make (one in its bundle file, one in its CA folder),
@@ -109,6 +121,8 @@ enum TLSLab {
             wrongHost = try leaf("wrongHost", by: caA, names: "DNS:other.example")
             client = try leaf("client", by: clientCA, names: "DNS:client.example", usage: "clientAuth")
             strangerClient = try leaf("strangerClient", by: caB, names: "DNS:client.example", usage: "clientAuth")
+            encryptedClientKey = base.appendingPathComponent("client-encrypted.key")
+            try TLSLab.shell("openssl ec -in '\(dir)/client.key' -aes128 -passout pass:secret -out '\(encryptedClientKey.path)'")
             func pin(_ pair: Pair) throws -> String {
                 try TLSLab.shell(
                     "openssl x509 -in '\(pair.certificate.path)' -pubkey -noout | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | openssl base64 -A"
@@ -136,6 +150,9 @@ enum TLSLab {
         guard (try? shell("command -v unshare && test -f /etc/ssl/certs/ca-certificates.crt")) != nil else {
             return "making a system CA store of the tests' own needs unshare and Debian's /etc/ssl/certs"
         }
+        guard (try? shell("unshare --mount true")) != nil else {
+            return "making a system CA store of the tests' own needs a mount namespace (unshare --mount), which this machine refuses"
+        }
         return nil
     }()
 
@@ -148,7 +165,7 @@ enum TLSLab {
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ProcessLaunch.run(process)
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -196,7 +213,7 @@ final class TLSServers {
         let output = Pipe()
         process.standardInput = input
         process.standardOutput = output
-        try process.run()
+        try ProcessLaunch.run(process)
         // The first line is the ports (the servers listen before it is printed).
         var line = Data()
         while true {

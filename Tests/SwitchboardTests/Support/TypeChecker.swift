@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LoopbackServer
 
 /// Type-checks Swift snippets against the built `Switchboard` module with the toolchain's own
 /// compiler, in Swift 6 mode, as an app would compile them.
@@ -92,7 +93,7 @@ enum TypeChecker {
         let handle = try FileHandle(forWritingTo: output)
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try ProcessLaunch.run(process)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { usleep(20_000) }
         var timedOut = false
@@ -130,7 +131,7 @@ enum TypeChecker {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try ProcessLaunch.run(process)
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))

@@ -35,13 +35,17 @@ public struct ResponseContext: Sendable {
     public let data: Data
     /// The decoded body.
     public let json: JSON
+    /// The protocol that carried the response (`HTTP/1.1`, `HTTP/2`), or `nil` where the transport
+    /// doesn't say (see ``Response/httpVersion``).
+    public let httpVersion: String?
 
     /// Creates a context (for testing a hook of your own).
-    public init(request: any Request, httpResponse: HTTPURLResponse, data: Data, json: JSON) {
+    public init(request: any Request, httpResponse: HTTPURLResponse, data: Data, json: JSON, httpVersion: String? = nil) {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
         self.json = json
+        self.httpVersion = httpVersion
     }
 
     /// The answer as an ``ErrorResponse``, for errors a hook throws.

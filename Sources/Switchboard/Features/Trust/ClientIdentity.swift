@@ -26,7 +26,9 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
         guard labels.contains(where: keyLabels.contains) else {
             throw TrustPolicyError(reason: "no private key block (-----BEGIN PRIVATE KEY-----) in the key's PEM text")
         }
-        if labels.contains("ENCRYPTED PRIVATE KEY"), passphrase == nil {
+        // PKCS #8's encrypted form, or the traditional one with a `Proc-Type: 4,ENCRYPTED` header.
+        let encrypted = labels.contains("ENCRYPTED PRIVATE KEY") || String(decoding: privateKeyPEM, as: UTF8.self).contains("Proc-Type: 4,ENCRYPTED")
+        if encrypted, passphrase == nil {
             throw TrustPolicyError(reason: "the private key is encrypted: give its passphrase")
         }
         self.certificate = certificate
@@ -36,4 +38,9 @@ public struct ClientIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// The certificate's key pin; never the private key.
     public var description: String { "client identity (\(certificate))" }
+}
+
+extension ClientIdentity: CustomReflectable {
+    /// The certificate only: `dump` and debuggers never show the key or its passphrase.
+    public var customMirror: Mirror { Mirror(self, children: ["certificate": certificate], displayStyle: .struct) }
 }

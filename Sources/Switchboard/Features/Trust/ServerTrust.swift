@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The TLS trust of every host a dispatcher talks to (``Configuration/serverTrust``): a policy for all
 /// hosts, policies for named hosts, and the development hosts whose invalid certificates are
@@ -55,10 +60,11 @@ public struct ServerTrust: Sendable, Hashable {
 
     /// Why this setting can't be used, or `nil`.
     var problem: String? {
-        if let name = developmentHosts.first(where: {
-            let host = Self.normalized($0); return host.isEmpty || host.contains("*") || host.contains("/") || host.contains(" ")
-        }) {
+        if let name = developmentHosts.first(where: { !Self.isOneHost($0) }) {
             return "development host \(name.debugDescription) is not one host name: name each development host"
+        }
+        if let name = hostPolicies.keys.sorted().first(where: { !Self.isOneHost($0) }) {
+            return "a policy is set for \(name.debugDescription), which is not one host name (no port, no wildcard): it would never apply"
         }
         if let problem = defaultPolicy.problem { return "the default policy: \(problem)" }
         for (host, policy) in hostPolicies.sorted(by: { $0.key < $1.key }) {
@@ -67,11 +73,28 @@ public struct ServerTrust: Sendable, Hashable {
         return nil
     }
 
-    /// `host` lower-cased, without brackets around an IPv6 address or a trailing dot.
+    /// `host` lower-cased, without brackets around an IPv6 address or a trailing dot, and an IPv4
+    /// address in its dotted form (`127.1`, `0x7f.0.0.1` and `2130706433` are `127.0.0.1`, as libcurl
+    /// reads them when it connects), so a policy for an address applies whichever way a URL writes it.
     static func normalized(_ host: String) -> String {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name.hasSuffix(".") { name.removeLast() }
+        if let first = name.utf8.first, first >= 0x30, first <= 0x39, name.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || $0 == 0x78 || $0 == 0x2E })
+        {
+            var address = in_addr()
+            if inet_aton(name, &address) != 0, let text = inet_ntoa(address) { return String(cString: text) }
+        }
         return name
+    }
+
+    /// Whether `name` names one host: not empty, no wildcard, port, path or white space (an IPv6
+    /// address's colons excepted).
+    static func isOneHost(_ name: String) -> Bool {
+        let host = normalized(name)
+        let refused = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "*/\\?#@"))
+        guard !host.isEmpty, host.unicodeScalars.allSatisfy({ !refused.contains($0) }) else { return false }
+        let colons = host.filter { $0 == ":" }.count
+        return colons == 0 || colons >= 2  // one colon: a port
     }
 }

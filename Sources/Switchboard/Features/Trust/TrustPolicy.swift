@@ -35,13 +35,14 @@ public struct TrustPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// What the server's chain must lead to.
     public var anchors: Anchors
-    /// The public keys the server's own (leaf) certificate may have; empty: any key.
-    public var pins: [PublicKeyPin]
+    /// The public keys the server's own (leaf) certificate may have; `nil`: any key. An empty list
+    /// would trust no server and is refused (``NetworkError/unsupportedTrustPolicy(reason:)``).
+    public var pins: [PublicKeyPin]?
     /// The certificate and key presented when the server asks for one (mutual TLS), if any.
     public var clientIdentity: ClientIdentity?
 
     /// A policy from its parts.
-    public init(anchors: Anchors = .system, pins: [PublicKeyPin] = [], clientIdentity: ClientIdentity? = nil) {
+    public init(anchors: Anchors = .system, pins: [PublicKeyPin]? = nil, clientIdentity: ClientIdentity? = nil) {
         self.anchors = anchors
         self.pins = pins
         self.clientIdentity = clientIdentity
@@ -85,6 +86,7 @@ public struct TrustPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Why this policy can't be used, or `nil`: anchors or pins given as an empty list would trust
     /// nothing, or everything, which is never what was meant.
     var problem: String? {
+        if let pins, pins.isEmpty { return "a pinned-key policy with no pin trusts no server" }
         switch anchors {
         case .only(let certificates) where certificates.isEmpty:
             return "`only` anchors with no certificate trust no server"
@@ -103,7 +105,7 @@ public struct TrustPolicy: Sendable, Hashable, CustomStringConvertible {
         case .systemAnd(let certificates): parts = ["system CAs and \(certificates.count) more"]
         case .only(let certificates): parts = ["only \(certificates.count) given CAs"]
         }
-        if !pins.isEmpty { parts.append("leaf key pinned to \(pins.map(\.description).joined(separator: ", "))") }
+        if let pins { parts.append("leaf key pinned to \(pins.map(\.description).joined(separator: ", "))") }
         if clientIdentity != nil { parts.append("a client certificate") }
         return parts.joined(separator: "; ")
     }

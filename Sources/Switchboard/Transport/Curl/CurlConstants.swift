@@ -35,6 +35,10 @@ enum CurlConstant {
     static let optXferInfoFunction: Int32 = 20_000 + 219
 
     static let optSuppressConnectHeaders: Int32 = 265
+    // Proxies.
+    static let optProxy: Int32 = 10_000 + 4
+    static let optProxyUserName: Int32 = 10_000 + 175
+    static let optProxyPassword: Int32 = 10_000 + 176
     // TLS (the trust policy).
     static let optSSLCert: Int32 = 10_000 + 25
     static let optKeyPassword: Int32 = 10_000 + 26
@@ -111,6 +115,7 @@ enum CurlConstant {
     static let sslCACertBadFile: Int32 = 77
     static let sslPinnedKeyMismatch: Int32 = 90
     static let sslClientCert: Int32 = 98
+    static let proxyHandshake: Int32 = 97
     static let http2Stream: Int32 = 92
 }
 #endif

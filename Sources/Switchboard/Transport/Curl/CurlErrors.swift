@@ -10,7 +10,7 @@ enum CurlErrors {
             return .serverTrustFailed(TrustFailure(host: host, check: check, reason: "\(text) (libcurl \(code))"))
         }
         if code == CurlConstant.sslCACertBadFile {
-            return .unsupportedTrustPolicy(reason: "libcurl could not load the policy's CA certificates: \(text) (libcurl \(code))")
+            return .unsupportedTrustPolicy(reason: "libcurl could not load the CA certificates (the policy's, or the system's store): \(text) (libcurl \(code))")
         }
         func failure(_ urlCode: URLError.Code) -> NetworkError {
             .transport(URLError(urlCode, userInfo: [NSLocalizedDescriptionKey: "\(text) (libcurl \(code))"]))
@@ -58,6 +58,22 @@ enum CurlErrors {
             if let expected, received < expected { return failure(.networkConnectionLost) }
             return failure(.unknown)
         }
+    }
+
+    /// The failure of a hop that went through `proxy` when it was the proxy's (it refused the
+    /// connection, its name didn't resolve, it refused the `CONNECT` tunnel or its credentials), or
+    /// `nil` when it was the server's.
+    static func proxyFailure(_ code: Int32, message: String, curl: CurlLibrary, proxy: String) -> NetworkError? {
+        let text = message.isEmpty ? curl.describe(code) : message
+        let lowered = text.lowercased()
+        switch code {
+        case CurlConstant.couldntResolveProxy, CurlConstant.couldntConnect, CurlConstant.proxyHandshake:
+            break
+        default:
+            guard lowered.contains("connect tunnel") || lowered.contains("proxy") else { return nil }
+        }
+        let detail = lowered.contains("407") ? "it refused the credentials or asked for some (407): \(text)" : text
+        return .proxyFailed(reason: "the proxy \(proxy): \(detail) (libcurl \(code))")
     }
 
     /// Which trust check a TLS failure is (from libcurl's code and OpenSSL's words), or `nil` when it

@@ -35,6 +35,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let cookieJar: HTTPCookieStorage?
     /// The transport's trust setting, prepared (kept alive while a handle may point into it).
     private let trust: CurlTrust
+    /// How hops reach their servers (``Configuration/proxy``).
+    private let proxies: ProxyRoutes
+    /// The proxy the current hop goes through, if any.
+    private var hopProxy: ProxyRoutes.Proxy?
     /// The idle timeout, or `nil` for none (``IdleTimeouts``).
     let idleTimeout: TimeInterval?
     /// ``idleTimeout`` in nanoseconds (`UInt64.max` for none).
@@ -79,10 +83,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// A transfer counted in `unreported` (by the caller) until its completion has returned.
     init(
         curl: CurlLibrary, request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, cookieJar: HTTPCookieStorage?, trust: CurlTrust,
-        idleTimeout: TimeInterval?, unreported: Locked<Int>
+        proxies: ProxyRoutes, idleTimeout: TimeInterval?, unreported: Locked<Int>
     ) {
         self.curl = curl
         self.trust = trust
+        self.proxies = proxies
         self.unreported = unreported
         self.request = request
         rules = TransferRules(options)
@@ -126,8 +131,10 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // The trust setting is checked before anything else: an unusable one sends nothing.
         if let refusal = trust.refusal { return .unsupportedTrustPolicy(reason: refusal) }
-        // Each hop is judged by the policy of the host it goes to (a redirect's too).
+        // Each hop is judged by the policy of the host it goes to (a redirect's too), and routed by it.
         let tls = scheme == "https" ? trust.options(for: url.host ?? "") : nil
+        let route = proxies.usesProxy ? proxies.route(for: url) : .direct
+        if case .unusable(let reason) = route { return .proxyFailed(reason: reason) }
         self.easy = easy
         resetResponse()
         refusedOption = nil
@@ -150,6 +157,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
             easy.trust = tls
         }
+        configureProxy(handle, route)
         let me = Unmanaged.passUnretained(self).toOpaque()
         setString(CurlConstant.optURL, url.absoluteString)
         check(curl.setPointer(handle, CurlConstant.optHeaderData, me), CurlConstant.optHeaderData)
@@ -181,6 +189,28 @@ final class CurlTransfer: @unchecked Sendable {
         return nil
     }
 
+    /// Routes the hop: through its proxy (with the proxy's credentials), or straight. libcurl never
+    /// reads the environment itself: `""` turns its own proxy variables off, and the transport's
+    /// ``ProxyRoutes`` decided (once per transport) what they mean.
+    private func configureProxy(_ handle: CurlLibrary.Handle, _ route: ProxyRoutes.Route) {
+        if case .through(let proxy) = route {
+            hopProxy = proxy
+            setString(CurlConstant.optProxy, proxy.url)
+            let credentials = proxy.credentials
+            check(curl.setPointer(handle, CurlConstant.optProxyUserName, nil as UnsafeRawPointer?), CurlConstant.optProxyUserName)
+            check(curl.setPointer(handle, CurlConstant.optProxyPassword, nil as UnsafeRawPointer?), CurlConstant.optProxyPassword)
+            if let credentials {
+                setString(CurlConstant.optProxyUserName, credentials.user)
+                setString(CurlConstant.optProxyPassword, credentials.password)
+            }
+        } else {
+            hopProxy = nil
+            // A new or reset handle was told "" (setSharedOptions); one this transport may have proxied
+            // before is told again.
+            if proxies.usesProxy { setString(CurlConstant.optProxy, "") }
+        }
+    }
+
     /// The options every hop has alike, set on a new or reset handle.
     private func setSharedOptions(_ easy: CurlEasy) {
         let handle = easy.handle
@@ -188,6 +218,8 @@ final class CurlTransfer: @unchecked Sendable {
         check(curl.setLong(handle, CurlConstant.optNoSignal, 1), CurlConstant.optNoSignal)
         check(curl.setLong(handle, CurlConstant.optNoProgress, 1), CurlConstant.optNoProgress)
         check(curl.setLong(handle, CurlConstant.optFollowLocation, 0), CurlConstant.optFollowLocation)
+        // libcurl's own reading of the proxy variables off: the transport's ProxyRoutes decide.
+        check("".withCString { curl.setPointer(handle, CurlConstant.optProxy, $0) }, CurlConstant.optProxy)
         // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
         check(curl.setLong(handle, CurlConstant.optSuppressConnectHeaders, 1), CurlConstant.optSuppressConnectHeaders)
         check(curl.setLong(handle, CurlConstant.optProtocols, CurlConstant.protocolsHTTP), CurlConstant.optProtocols)
@@ -326,6 +358,9 @@ final class CurlTransfer: @unchecked Sendable {
             break
         }
         guard code == CurlConstant.ok else {
+            if let proxy = hopProxy, let failure = CurlErrors.proxyFailure(code, message: errorMessage, curl: curl, proxy: proxy.address) {
+                return .finished(.failure(failure))
+            }
             return .finished(
                 .failure(
                     CurlErrors.map(
@@ -431,6 +466,12 @@ final class CurlTransfer: @unchecked Sendable {
         guard let url = current.url else { return false }
         if let problem = ResponseFraming.problem(in: fields) {
             mode = .failed(.malformedResponse(reason: problem))
+            return false
+        }
+        // The proxy's own refusal of a request it was to forward: not the server's answer.
+        if status == 407, let proxy = hopProxy {
+            let reason = proxy.credentials == nil ? "it asks for credentials (407), and none were given" : "it refused the credentials given (407)"
+            mode = .failed(.proxyFailed(reason: "the proxy \(proxy.address): \(reason)"))
             return false
         }
         // The HTTPURLResponse is made only where a rule or a callback needs one (a redirect, a

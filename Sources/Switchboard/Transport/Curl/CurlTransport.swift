@@ -34,6 +34,15 @@ public final class CurlTransport: Transport {
     private let idleTimeout: TimeInterval
     /// ``Configuration/serverTrust``, prepared once for libcurl.
     private let trust: CurlTrust
+    /// ``Configuration/proxy``, with the environment read when the transport was made.
+    private let proxies: ProxyRoutes
+    /// The settings it was made with (``Transport/applies(serverTrust:proxy:)``).
+    private let madeWith: (trust: ServerTrust, proxy: ProxySetting)
+
+    /// Whether it was made with these settings.
+    public func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool {
+        madeWith.trust == serverTrust && madeWith.proxy == proxy
+    }
     /// How many transfers have not yet called their completion (a cancelled one counts until the loop
     /// has ended it).
     private let unreported = Locked(0)
@@ -61,6 +70,8 @@ public final class CurlTransport: Transport {
         idleTimeout = configuration.idleTimeout
         trust = CurlTrust(configuration.serverTrust, curl: curl)
         loop.keep(trust)
+        proxies = ProxyRoutes(configuration.proxy)
+        madeWith = (configuration.serverTrust, configuration.proxy)
     }
 
     /// Ends the loop thread; transfers still running end `cancelled`.
@@ -76,7 +87,7 @@ public final class CurlTransport: Transport {
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
         unreported.withLock { $0 += 1 }
         let transfer = CurlTransfer(
-            curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, trust: trust, idleTimeout: idle,
+            curl: loop.curl, request: request, options: options, callbacks: callbacks, cookieJar: cookieJar, trust: trust, proxies: proxies, idleTimeout: idle,
             unreported: unreported)
         loop.start(transfer)
         return CurlTask(transfer: transfer, loop: loop)
@@ -136,6 +147,26 @@ extension CurlLoadError {
     static var notLinux: CurlLoadError {
         CurlLoadError(reason: "it is for Linux; on Apple platforms URLSession is the transport")
     }
+}
+
+/// A transport that sends nothing: every transfer fails with `error`, from a global queue (a setting
+/// the dispatcher's transport can't apply).
+struct RefusingTransport: Transport {
+    let error: NetworkError
+
+    func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        let completion = callbacks.completion
+        let error = error
+        DispatchQueue.global().async { completion(.failure(error)) }
+        return RefusedTransfer()
+    }
+
+    private struct RefusedTransfer: TransportTask {
+        func cancel() {}
+    }
+
+    var addedCookies: TransportCookies { .none }
+    func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool { true }
 }
 
 /// A transport that can't send: every transfer fails, from a global queue, with the reason.

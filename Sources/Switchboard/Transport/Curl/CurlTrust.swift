@@ -61,7 +61,7 @@ final class CurlTrust: @unchecked Sendable {
 
     /// The options a connection to `host` is made with; `nil`: libcurl's defaults.
     func options(for host: String) -> CurlTLSOptions? {
-        if hostOptions.isEmpty { return defaultOptions }
+        if setting.hostPolicies.isEmpty, setting.developmentHosts.isEmpty { return defaultOptions }
         let name = ServerTrust.normalized(host)
         if let own = hostOptions[name] { return own }
         // A host with the system policy of its own has no entry: the default must not apply to it.
@@ -98,7 +98,7 @@ final class CurlTLSOptions: @unchecked Sendable {
     /// The options of `policy`, or why this libcurl can't apply them.
     static func make(_ policy: TrustPolicy, verifies: Bool, curl: CurlLibrary) -> Result<CurlTLSOptions, TrustPolicyError> {
         let needsBlobs = policy.anchors != .system || policy.clientIdentity != nil
-        if needsBlobs || !policy.pins.isEmpty {
+        if needsBlobs || policy.pins != nil {
             // The blob options came in 7.77 (CA bundles) and work with OpenSSL; GnuTLS takes no CA
             // blob. Without them the policy can't be applied: refused, never weakened.
             guard curl.sslBackend.hasPrefix("OpenSSL") else {
@@ -132,7 +132,7 @@ final class CurlTLSOptions: @unchecked Sendable {
         return .success(
             CurlTLSOptions(
                 verifies: verifies, excludesSystemCAs: excludes, anchors: anchors,
-                pins: policy.pins.isEmpty ? nil : policy.pins.map(\.description).joined(separator: ";"),
+                pins: policy.pins.map { $0.map(\.description).joined(separator: ";") },
                 certificate: identity.map { CurlBlob(Data($0.certificate.pem.utf8)) }, key: identity.map { CurlBlob($0.privateKeyPEM) },
                 passphrase: identity?.passphrase))
     }
@@ -182,8 +182,10 @@ final class CurlTLSOptions: @unchecked Sendable {
         if let key {
             check(curl.setPointer(handle, CurlConstant.optSSLKeyBlob, key.blob), "CURLOPT_SSLKEY_BLOB")
             check("PEM".withCString { curl.setPointer(handle, CurlConstant.optSSLKeyType, $0) }, "CURLOPT_SSLKEYTYPE")
+            // Always a passphrase, "" for none: libcurl 7.88 reads a key blob through a password
+            // callback that would crash on an encrypted key without one.
+            check((passphrase ?? "").withCString { curl.setPointer(handle, CurlConstant.optKeyPassword, $0) }, "CURLOPT_KEYPASSWD")
         }
-        if let passphrase { check(passphrase.withCString { curl.setPointer(handle, CurlConstant.optKeyPassword, $0) }, "CURLOPT_KEYPASSWD") }
         return refused
     }
 }

@@ -1,0 +1,216 @@
+import Foundation
+import LoopbackServer
+import Testing
+@testable import Switchboard
+
+/// Proxies on the libcurl transport, against the tests' own proxy on 127.0.0.1: http forwarded,
+/// https tunnelled, credentials sent and never logged, bypasses, a dead proxy; and the URLSession
+/// transport refusing what it can't apply.
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
+struct ProxyTests {
+    func client(_ server: LoopbackServer, _ proxy: ProxySetting, logger: CapturingLogger? = nil) -> Dispatcher {
+        makeClient(server) {
+            $0.transport = .curl
+            $0.proxy = proxy
+            if let logger {
+                $0.logMode = .debug
+                $0.logger = logger
+            }
+        }
+    }
+
+    @Test func anHTTPRequestGoesThroughTheProxy() async throws {
+        let proxy = try TestProxy()
+        defer { proxy.stop() }
+        try await withServer { server in
+            let response = try await client(server, proxy.setting()).response(for: Get("/echo?via=proxy"))
+            #expect(response.json["query"].string == "via=proxy")
+            #expect(response.httpVersion == "HTTP/1.1")
+            let seen = try await proxy.seen()
+            #expect(seen == [TestProxy.Seen(method: "GET", target: "\(server.baseURL.absoluteString)/echo?via=proxy", proxyAuthorization: nil)])
+            #expect(server.hits("/echo") == 1)
+        }
+    }
+
+    @Test func anHTTPSRequestTunnelsThroughTheProxyWithCONNECT() async throws {
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        let proxy = try TestProxy()
+        defer { proxy.stop() }
+        try await withServer { server in
+            let dispatcher = makeClient(server) {
+                $0.transport = .curl
+                $0.proxy = proxy.setting()
+                $0.serverTrust = ServerTrust(defaultPolicy: .onlyCAs([try! lab.caA.trustCertificate()]))
+            }
+            let response = try await dispatcher.response(for: Get(servers.url(0).absoluteString))
+            #expect(response.json["ok"] == true)
+            // The proxy saw the tunnel, not the request inside it (TLS end to end).
+            #expect(try await proxy.seen() == [TestProxy.Seen(method: "CONNECT", target: "localhost:\(servers.ports[0])", proxyAuthorization: nil)])
+            // The server's certificate is still judged by the trust policy through the tunnel.
+            let untrusted = makeClient(server) {
+                $0.transport = .curl; $0.proxy = proxy.setting()
+            }
+            do {
+                _ = try await untrusted.response(for: Get(servers.url(0).absoluteString))
+                Issue.record("a server from a private CA was trusted through the tunnel")
+            } catch NetworkError.serverTrustFailed(let failure) {
+                #expect(failure.check == .chain)
+            }
+        }
+    }
+
+    @Test func proxyCredentialsAreSentAndNeverLogged() async throws {
+        let credentials = Credentials(user: "proxyuser", password: "pr0xy-s3cret")
+        let proxy = try TestProxy(credentials: credentials)
+        defer { proxy.stop() }
+        let lab = try TLSLab.materials()
+        let servers = try TLSServers([.init(pair: lab.server)])
+        defer { servers.stop() }
+        try await withServer { server in
+            let logger = CapturingLogger()
+            let dispatcher = client(server, proxy.setting(credentials: credentials), logger: logger)
+            let response = try await dispatcher.response(for: Get("/echo"))
+            #expect(response.statusCode == 200)
+            let basic = "Basic " + Data("proxyuser:pr0xy-s3cret".utf8).base64EncodedString()
+            #expect(try await proxy.seen().map(\.proxyAuthorization) == [basic])
+            // The server never gets the proxy's credentials.
+            #expect(response.json["headers"]["Proxy-Authorization"] == nil)
+            let everything = logger.text + "\(HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: credentials))" + "\(proxy.setting(credentials: credentials))"
+            #expect(!everything.contains("pr0xy-s3cret") && !everything.contains(basic.dropFirst(6)), "a proxy password was logged or shown")
+
+            // Without them (or wrong ones): the proxy's 407 is a proxy failure, for http and for a tunnel.
+            for setting in [proxy.setting(), proxy.setting(credentials: Credentials(user: "proxyuser", password: "wrong"))] {
+                for url in [server.url("/echo"), servers.url(0)] {
+                    do {
+                        _ = try await client(server, setting).response(for: Get(url.absoluteString))
+                        Issue.record("\(url) went through a proxy that wanted credentials")
+                    } catch NetworkError.proxyFailed(let reason) {
+                        #expect(reason.contains("407") && reason.contains("127.0.0.1:\(proxy.port)"), "\(reason)")
+                        #expect(!reason.contains("wrong"))
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func aBypassedHostGoesStraight() async throws {
+        let proxy = try TestProxy()
+        defer { proxy.stop() }
+        try await withServer { server in
+            for bypass in [["127.0.0.1"], ["*"], ["localhost", " 127.0.0.1 "]] {
+                let response = try await client(server, proxy.setting(bypass: bypass)).response(for: Get("/echo"))
+                #expect(response.statusCode == 200)
+            }
+            #expect(try await proxy.seen() == [])
+            #expect(server.hits("/echo") == 3)
+        }
+    }
+
+    @Test func aDeadProxyIsATypedError() async throws {
+        let refusing = try RefusingPort()
+        try await withServer { server in
+            let dead = ProxySetting.http(HTTPProxy(host: "127.0.0.1", port: Int(refusing.port)))
+            do {
+                _ = try await client(server, dead).response(for: Get("/echo"))
+                Issue.record("a send through a dead proxy succeeded")
+            } catch NetworkError.proxyFailed(let reason) {
+                #expect(reason.contains("127.0.0.1:\(refusing.port)"), "\(reason)")
+            }
+            #expect(server.hits("/echo") == 0, "nothing went straight instead")
+        }
+    }
+}
+
+/// The environment's proxy variables as the transports read them (`ProxySetting.environment`).
+@Suite struct ProxyEnvironmentTests {
+    let http = URL(string: "http://api.example.com/x")!
+    let https = URL(string: "https://api.example.com/x")!
+
+    func proxy(_ route: ProxyRoutes.Route) -> String? {
+        if case .through(let proxy) = route { return proxy.address }
+        return nil
+    }
+
+    @Test func httpProxyInLowerCaseOnlyForHTTP() {
+        // httpoxy: HTTP_PROXY can be a request's `Proxy` header in a CGI-like process.
+        let upper = ProxyRoutes(.environment, environment: ["HTTP_PROXY": "http://evil:1"])
+        #expect(upper.route(for: http) == .direct)
+        let lower = ProxyRoutes(.environment, environment: ["http_proxy": "http://proxy:3128", "HTTP_PROXY": "http://evil:1"])
+        #expect(proxy(lower.route(for: http)) == "proxy:3128")
+        #expect(lower.route(for: https) == .direct)
+    }
+
+    @Test func httpsProxyInEitherCaseAndAllProxyAsTheFallback() {
+        #expect(proxy(ProxyRoutes(.environment, environment: ["HTTPS_PROXY": "proxy:8080"]).route(for: https)) == "proxy:8080")
+        #expect(proxy(ProxyRoutes(.environment, environment: ["https_proxy": "http://a:1", "HTTPS_PROXY": "http://b:2"]).route(for: https)) == "a:1")
+        let all = ProxyRoutes(.environment, environment: ["ALL_PROXY": "http://all:9"])
+        #expect(proxy(all.route(for: http)) == "all:9" && proxy(all.route(for: https)) == "all:9")
+        // An empty variable is none.
+        #expect(ProxyRoutes(.environment, environment: ["http_proxy": ""]).route(for: http) == .direct)
+    }
+
+    @Test func noProxyNamesHostsAndTheirSubdomains() {
+        let routes = ProxyRoutes(.environment, environment: ["http_proxy": "http://p:1", "no_proxy": "example.com, .internal,10.0.0.1"])
+        #expect(routes.route(for: URL(string: "http://example.com/")!) == .direct)
+        #expect(routes.route(for: URL(string: "http://API.Example.com./")!) == .direct)
+        #expect(routes.route(for: URL(string: "http://db.internal/")!) == .direct)
+        #expect(routes.route(for: URL(string: "http://10.0.0.1:8080/")!) == .direct)
+        #expect(proxy(routes.route(for: URL(string: "http://notexample.com/")!)) == "p:1")
+        #expect(proxy(routes.route(for: URL(string: "http://10.0.0.11/")!)) == "p:1")
+        #expect(ProxyRoutes(.environment, environment: ["http_proxy": "http://p:1", "NO_PROXY": "*"]).route(for: http) == .direct)
+    }
+
+    @Test func credentialsInAProxyURLAreItsCredentialsAndAnUnsupportedProxyIsRefused() {
+        let routes = ProxyRoutes(.environment, environment: ["http_proxy": "http://us%40er:p%3Ass@proxy:3128"])
+        guard case .through(let proxy) = routes.route(for: http) else {
+            Issue.record("no proxy")
+            return
+        }
+        #expect(proxy.credentials == Credentials(user: "us@er", password: "p:ss"))
+        #expect(proxy.url == "http://proxy:3128")
+        // An https or SOCKS proxy is not supported: refused, never bypassed.
+        for value in ["https://proxy:443", "socks5://proxy:1080", "http://"] {
+            guard case .unusable = ProxyRoutes(.environment, environment: ["http_proxy": value]).route(for: http) else {
+                Issue.record("\(value) was not refused")
+                continue
+            }
+        }
+    }
+
+    @Test func noneAndAnExplicitProxyIgnoreTheEnvironment() {
+        let environment = ["http_proxy": "http://p:1", "https_proxy": "http://p:1"]
+        #expect(!ProxyRoutes(.none, environment: environment).usesProxy)
+        let explicit = ProxyRoutes(.http(HTTPProxy(host: "mine", port: 2, bypass: ["api.example.com"])), environment: environment)
+        #expect(explicit.route(for: http) == .direct)
+        #expect(proxy(explicit.route(for: URL(string: "https://other.example/")!)) == "mine:2")
+    }
+
+    @Test func theURLSessionTransportRefusesWhatItCantApply() {
+        let explicit = URLSessionTransport.proxyRefusal(.http(HTTPProxy(host: "p", port: 1, credentials: Credentials(user: "u", password: "s3cret"))), environment: [:])
+        #expect(explicit?.contains("libcurl") == true && explicit?.contains("s3cret") == false)
+        #expect(URLSessionTransport.proxyRefusal(.none, environment: ["https_proxy": "http://p:1"])?.contains("https_proxy") == true)
+        #expect(URLSessionTransport.proxyRefusal(.none, environment: [:]) == nil)
+        #expect(URLSessionTransport.proxyRefusal(.environment, environment: ["http_proxy": "http://p:1"]) == nil)
+    }
+}
+
+/// The URLSession transport sends nothing under a proxy setting it can't apply.
+@Suite(timeLimit(minutes: 1)) struct URLSessionProxyTests {
+    @Test func anExplicitProxyFailsEverySendAndNothingIsSent() async throws {
+        try await withServer { server in
+            let dispatcher = makeClient(server) {
+                $0.transport = .urlSession
+                $0.proxy = .http(HTTPProxy(host: "127.0.0.1", port: 9))
+            }
+            do {
+                _ = try await dispatcher.response(for: Get("/echo"))
+                Issue.record("the URLSession transport sent a request outside the proxy it was given")
+            } catch NetworkError.proxyFailed(let reason) {
+                #expect(reason.contains("URLSession"))
+            }
+            #expect(server.totalRequests == 0)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import LoopbackServer
+import Switchboard
+
+/// The tests' HTTP proxy on 127.0.0.1 (`Tests/Interop/test_proxy.py`): forwards absolute-form
+/// requests, tunnels `CONNECT`, asks for Basic credentials when given some, and says what it saw.
+final class TestProxy {
+    struct Seen: Equatable {
+        let method: String
+        let target: String
+        let proxyAuthorization: String?
+    }
+
+    let port: Int
+    private let process: Process
+    private let input = Pipe()
+
+    /// A proxy; with `credentials`, it answers 407 to requests without them.
+    init(credentials: Credentials? = nil) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Interop/test_proxy.py")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script.path] + (credentials.map { ["\($0.user):\($0.password)"] } ?? [])
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try ProcessLaunch.run(process)
+        var line = Data()
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw TLSLab.LabError("the test proxy did not start")
+        }
+        self.port = port
+    }
+
+    /// `HTTPProxy` for this proxy.
+    func setting(credentials: Credentials? = nil, bypass: [String] = []) -> ProxySetting {
+        .http(HTTPProxy(host: "127.0.0.1", port: port, credentials: credentials, bypass: bypass))
+    }
+
+    /// What the proxy saw, oldest first (asked of the proxy itself, straight).
+    func seen() async throws -> [Seen] {
+        let direct = Dispatcher(
+            configuration: Configuration {
+                $0.transport = .curl; $0.proxy = .none; $0.callbackQueue = .immediate; $0.cache = nil
+            })
+        let response = try await direct.response(for: Get("http://127.0.0.1:\(port)/__seen"))
+        return response.json.array?.map {
+            Seen(method: $0["method"].string ?? "", target: $0["target"].string ?? "", proxyAuthorization: $0["proxyAuthorization"].string)
+        } ?? []
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning { stop() }
+    }
+}
