@@ -14,6 +14,8 @@ import Switchboard
 ///   `succeeded <status> <peak KiB> <bytes>`.
 /// - `switchboard-probe race <url> <timeout> <url> <timeout>`: two sends at once on one dispatcher,
 ///   each printed as it ends (see `race`): does one send's trouble hold up the other's deadline?
+/// - `switchboard-probe curl <url>`: one GET on the libcurl transport, default configuration (so the
+///   environment's proxy variables apply); prints `succeeded <status>` or `failed <error>`.
 /// - `switchboard-probe trust <system|extra|only> <CA PEM file or -> <url>…`: a GET of each URL in
 ///   turn on the libcurl transport under that trust policy; prints `<n> succeeded <status>`,
 ///   `<n> refused <check>` or `<n> failed <error>` for each (the trust tests run it where the system's
@@ -148,9 +150,25 @@ case "download" where arguments.count == 3:
     }
 case "race" where arguments.count == 5:
     race(arguments[1], TimeInterval(arguments[2]) ?? 10, arguments[3], TimeInterval(arguments[4]) ?? 1)
+case "curl" where arguments.count == 2:
+    // One GET on the libcurl transport with the default configuration (the environment's proxy).
+    let client = Dispatcher(
+        configuration: Configuration {
+            $0.callbackQueue = .immediate; $0.transport = .curl; $0.cache = nil
+        })
+    let done = DispatchSemaphore(value: 0)
+    client.send(Probe(url: arguments[1], deadline: 20)) { result in
+        switch result {
+        case .success(let response): print("succeeded \(response.statusCode)")
+        case .failure(let error): print("failed \(error)")
+        }
+        done.signal()
+    }
+    done.wait()
+    exit(0)
 case "trust" where arguments.count >= 4:
     trust(arguments[1], arguments[2], Array(arguments.dropFirst(3)))
-case let url? where !["upload", "download", "race", "trust"].contains(url):
+case let url? where !["upload", "download", "race", "trust", "curl"].contains(url):
     let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
     run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
 default:

@@ -19,6 +19,14 @@ struct ProxyTests {
         }
     }
 
+    /// On URLSession, FoundationNetworking doesn't say which protocol carried a response.
+    @Test func theURLSessionTransportDoesNotSayTheProtocol() async throws {
+        try await withServer { server in
+            let response = try await makeClient(server) { $0.transport = .urlSession }.response(for: Get("/echo"))
+            #expect(response.httpVersion == nil)
+        }
+    }
+
     @Test func anHTTPRequestGoesThroughTheProxy() async throws {
         let proxy = try TestProxy()
         defer { proxy.stop() }
@@ -119,6 +127,46 @@ struct ProxyTests {
                 #expect(reason.contains("127.0.0.1:\(refusing.port)"), "\(reason)")
             }
             #expect(server.hits("/echo") == 0, "nothing went straight instead")
+        }
+    }
+}
+
+/// The environment's variables, as the libcurl transport reads them in a process of its own (the
+/// probe, with an environment the test sets): `http_proxy` is used, `HTTP_PROXY` never, `no_proxy`
+/// bypasses, libcurl reads nothing on its own.
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
+struct ProxyEnvironmentProcessTests {
+    func probe(_ url: URL, environment: [String: String]) throws -> String {
+        let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
+        let process = Process()
+        process.executableURL = probe
+        process.arguments = ["curl", url.absoluteString]
+        // Only what the probe needs: no proxy variable of the test run's own.
+        process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"].merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try ProcessLaunch.run(process)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func httpProxyIsUsedUpperCaseHTTPProxyNeverAndNoProxyBypasses() async throws {
+        let proxy = try TestProxy()
+        defer { proxy.stop() }
+        try await withServer { server in
+            let address = "http://127.0.0.1:\(proxy.port)"
+            let url = server.url("/echo")
+            #expect(try probe(url, environment: ["HTTP_PROXY": address]) == "succeeded 200")
+            #expect(try await proxy.seen().isEmpty, "HTTP_PROXY was used (httpoxy)")
+            #expect(try probe(url, environment: ["http_proxy": address, "no_proxy": "127.0.0.1"]) == "succeeded 200")
+            #expect(try await proxy.seen().isEmpty, "no_proxy was not honoured")
+            #expect(try probe(url, environment: ["http_proxy": address]) == "succeeded 200")
+            #expect(try await proxy.seen().map(\.target) == [url.absoluteString])
+            // An https proxy in the environment is refused, never bypassed.
+            let refused = try probe(url, environment: ["http_proxy": "https://127.0.0.1:\(proxy.port)"])
+            #expect(refused.hasPrefix("failed proxy failed:"), "\(refused)")
+            #expect(server.hits("/echo") == 3)
         }
     }
 }

@@ -55,6 +55,34 @@ struct TLSInteropTests {
         }
     }
 
+    /// The response and the monitors say which protocol carried it.
+    @Test(TransportUnderTest.curlOnly) func theResponseAndTheMonitorsSayHTTP2() async throws {
+        let monitor = VersionMonitor()
+        let base = try #require(httpsURL)
+        let ca = try TrustCertificate.certificates(pem: Data(contentsOf: try #require(httpsCAFile)))
+        let dispatcher = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = base
+                $0.callbackQueue = .immediate
+                $0.transport = .curl
+                $0.serverTrust = ServerTrust(defaultPolicy: .onlyCAs(ca))
+                $0.monitors = [monitor]
+            })
+        let response = try await dispatcher.response(for: Get("/version"))
+        #expect(response.httpVersion == "HTTP/2")
+        #expect(monitor.versions.value == ["received HTTP/2", "finished HTTP/2"])
+    }
+
+    final class VersionMonitor: EventMonitor {
+        let versions = Box<[String]>([])
+        func request(_ send: SendContext, didReceive result: Result<TransportResponse, NetworkError>, attempt: Int) {
+            if case .success(let response) = result { versions.mutate { $0.append("received \(response.httpVersion ?? "nil")") } }
+        }
+        func request(_ send: SendContext, didFinish result: Result<ResponseContext, NetworkError>) {
+            if case .success(let context) = result { versions.mutate { $0.append("finished \(context.httpVersion ?? "nil")") } }
+        }
+    }
+
     @Test(TransportUnderTest.curlOnly) func theLibcurlTransportSpeaksHTTP2WhenTheServerOffersIt() async throws {
         let responses = try await withThrowingTaskGroup(of: String.self) { group in
             let client = try client()

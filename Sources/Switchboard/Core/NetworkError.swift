@@ -49,7 +49,9 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     case download(DownloadError)
     /// A TLS connection was refused under the host's ``TrustPolicy`` (``Configuration/serverTrust``):
     /// which host, which check (chain, validity, host name, public-key pin, client certificate), and the
-    /// TLS library's words. Nothing was sent to that host. Fix the policy or the server; a retry won't help.
+    /// TLS library's words. No request went to that host, except where a TLS 1.3 server refuses a
+    /// client certificate after the handshake (the request was written by then). Fix the policy or
+    /// the server; a retry won't help.
     case serverTrustFailed(TrustFailure)
     /// The send's trust setting (``Configuration/serverTrust``) can't be applied, so nothing was sent:
     /// the transport can't honour it (any policy but the system's on the URLSession transport; a
