@@ -18,6 +18,7 @@ struct Bench {
         ("transfer", TransferScenario.run),
         ("cache", CacheScenario.run),
         ("coalescing", CoalescingScenario.run),
+        ("http2", HTTP2Scenario.run),
     ]
 
     static func main() async {

@@ -7,12 +7,19 @@ import Glibc
 /// for `SWITCHBOARD_BENCH_SERVER=nginx switchboard-bench e2e`: a server fast enough that the clients,
 /// not the server, bound the requests per second (the loopback server, in Swift, tops out near the
 /// `curl --parallel` row). Needs `nginx` on the PATH (Debian: `apt-get install nginx-light`).
+///
+/// With a certificate it also serves `/small` and `/connection` (which says which connection carried
+/// it, nginx's `$connection`) over TLS on two more ports: one offering HTTP/2 by ALPN, one HTTP/1.1
+/// only (the `http2` scenario).
 final class NginxServer {
     private let process = Process()
     private let directory: URL
     let baseURL: URL
+    /// `https://localhost:<port>` offering HTTP/2, and one serving HTTP/1.1 only (with a certificate).
+    private(set) var http2URL: URL?
+    private(set) var http1URL: URL?
 
-    init() throws {
+    init(certificate: (certificate: URL, key: URL)? = nil) throws {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first(where: FileManager.default.isExecutableFile) else {
             throw BenchError("SWITCHBOARD_BENCH_SERVER=nginx, but nginx is not installed")
         }
@@ -25,6 +32,7 @@ final class NginxServer {
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
         let port = Int(UInt16(bigEndian: address.sin_port))
         close(socket)
+        let tlsPorts = certificate == nil ? [] : [try Self.freePort(), try Self.freePort()]
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-bench-nginx-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = """
@@ -45,6 +53,20 @@ final class NginxServer {
                     listen 127.0.0.1:\(port);
                     location = /small { default_type application/json; return 200 '{"ok":true,"id":1,"name":"switchboard"}'; }
                 }
+            \(certificate.map { pair in
+                tlsPorts.enumerated().map { index, tlsPort in
+                    """
+                    server {
+                        listen 127.0.0.1:\(tlsPort) ssl\(index == 0 ? " http2" : "");
+                        ssl_certificate \(pair.certificate.path);
+                        ssl_certificate_key \(pair.key.path);
+                        http2_max_concurrent_streams 256;
+                        location = /small { default_type application/json; return 200 '{"ok":true,"id":1,"name":"switchboard"}'; }
+                        location = /connection { default_type application/json; return 200 '{"ok":true,"connection":$connection}'; }
+                    }
+                    """
+                }.joined(separator: "\n")
+            } ?? "")
             }
             """
         let file = directory.appendingPathComponent("nginx.conf")
@@ -54,12 +76,30 @@ final class NginxServer {
         process.standardError = FileHandle.nullDevice
         try process.run()
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
+        if tlsPorts.count == 2 {
+            http2URL = URL(string: "https://localhost:\(tlsPorts[0])")!
+            http1URL = URL(string: "https://localhost:\(tlsPorts[1])")!
+        }
         // Ready when it answers.
         for _ in 0..<100 {
             if (try? Data(contentsOf: baseURL.appendingPathComponent("small"))) != nil { return }
             usleep(50_000)
         }
         throw BenchError("nginx did not start (see \(directory.path)/error.log)")
+    }
+
+    /// A port nobody listens on now (the system's choice).
+    static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
+        guard bound == 0 else { throw BenchError("no free port") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func stop() {

@@ -53,7 +53,7 @@ enum CurlCClient {
         return .success(output)
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
