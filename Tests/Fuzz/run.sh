@@ -45,7 +45,8 @@ cp -R "$root/Sources/Switchboard/." "$src/"
 sources_for() {
     local json=("$src"/Core/JSON/*.swift)
     local errors=("${json[@]}" "$src/Core/NetworkError.swift" "$src/Core/HTTPHeaders.swift"
-        "$src/Features/Validation/JSONShape.swift" "$src/Features/Transfers/Downloads/DownloadError.swift" "$here/support/APIErrorStub.swift"
+        "$src/Features/Validation/JSONShape.swift" "$src/Features/Transfers/Downloads/DownloadError.swift" "$src/Features/Trust/TrustFailure.swift"
+        "$here/support/APIErrorStub.swift"
         "$src"/Features/Logging/Redaction*.swift)
     case $1 in
         json|oracle) echo "${json[@]}" ;;
