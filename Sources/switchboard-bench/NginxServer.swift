@@ -80,12 +80,27 @@ final class NginxServer {
             http2URL = URL(string: "https://localhost:\(tlsPorts[0])")!
             http1URL = URL(string: "https://localhost:\(tlsPorts[1])")!
         }
-        // Ready when it answers.
+        // Ready when its port takes a connection (a plain socket: no proxy variable can get in the way).
         for _ in 0..<100 {
-            if (try? Data(contentsOf: baseURL.appendingPathComponent("small"))) != nil { return }
+            if Self.accepts(port) { return }
             usleep(50_000)
         }
-        throw BenchError("nginx did not start (see \(directory.path)/error.log)")
+        let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+        stop()  // never left running, nor its folder
+        throw BenchError("nginx did not start: \(log.suffix(300))")
+    }
+
+    /// Whether something on 127.0.0.1 accepts a connection at `port`.
+    static func accepts(_ port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// A port nobody listens on now (the system's choice).
@@ -103,6 +118,10 @@ final class NginxServer {
     }
 
     func stop() {
+        guard process.isRunning else {
+            try? FileManager.default.removeItem(at: directory)
+            return
+        }
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)

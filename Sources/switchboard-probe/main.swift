@@ -14,8 +14,9 @@ import Switchboard
 ///   `succeeded <status> <peak KiB> <bytes>`.
 /// - `switchboard-probe race <url> <timeout> <url> <timeout>`: two sends at once on one dispatcher,
 ///   each printed as it ends (see `race`): does one send's trouble hold up the other's deadline?
-/// - `switchboard-probe curl <url>`: one GET on the libcurl transport, default configuration (so the
-///   environment's proxy variables apply); prints `succeeded <status>` or `failed <error>`.
+/// - `switchboard-probe curl <url> [environment|none|host:port]`: one GET on the libcurl transport
+///   with that proxy setting (default: the environment's); prints `succeeded <status>` or
+///   `failed <error>`.
 /// - `switchboard-probe trust <system|extra|only> <CA PEM file or -> <url>…`: a GET of each URL in
 ///   turn on the libcurl transport under that trust policy; prints `<n> succeeded <status>`,
 ///   `<n> refused <check>` or `<n> failed <error>` for each (the trust tests run it where the system's
@@ -150,11 +151,22 @@ case "download" where arguments.count == 3:
     }
 case "race" where arguments.count == 5:
     race(arguments[1], TimeInterval(arguments[2]) ?? 10, arguments[3], TimeInterval(arguments[4]) ?? 1)
-case "curl" where arguments.count == 2:
-    // One GET on the libcurl transport with the default configuration (the environment's proxy).
+case "curl" where arguments.count == 2 || arguments.count == 3:
+    // One GET on the libcurl transport: the environment's proxy, no proxy (`none`), or `host:port`.
+    let proxy: ProxySetting
+    switch arguments.count == 3 ? arguments[2] : "environment" {
+    case "environment": proxy = .environment
+    case "none": proxy = .none
+    case let address:
+        let parts = address.split(separator: ":")
+        proxy = .http(HTTPProxy(host: String(parts.first ?? ""), port: Int(parts.last ?? "") ?? 0))
+    }
     let client = Dispatcher(
         configuration: Configuration {
-            $0.callbackQueue = .immediate; $0.transport = .curl; $0.cache = nil
+            $0.callbackQueue = .immediate
+            $0.transport = .curl
+            $0.cache = nil
+            $0.proxy = proxy
         })
     let done = DispatchSemaphore(value: 0)
     client.send(Probe(url: arguments[1], deadline: 20)) { result in

@@ -8,7 +8,7 @@ its own, chosen by the system; the first line printed is the JSON list of those 
 until its standard input closes (the test process ended or let it go).
 
 Routes, on every server (HTTP/1.1, keep-alive):
-  GET /hello            200 {"ok": true, "client": <the client certificate's CN, or null>}
+  GET /hello            200 {"ok": true, "client": <the client certificate's CN, or null>, "headers": {...}}
   GET /redirect?to=URL  302 to URL
 """
 import json
@@ -49,7 +49,7 @@ class Handler(BaseHTTPRequestHandler):
                 for key, value in part:
                     if key == "commonName":
                         client = value
-        self.send_json(200, {"ok": True, "client": client, "path": url.path})
+        self.send_json(200, {"ok": True, "client": client, "path": url.path, "headers": {k: v for k, v in self.headers.items()}})
 
 
 class TLSServer(ThreadingHTTPServer):

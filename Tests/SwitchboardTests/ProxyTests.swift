@@ -83,9 +83,23 @@ struct ProxyTests {
             #expect(response.statusCode == 200)
             let basic = "Basic " + Data("proxyuser:pr0xy-s3cret".utf8).base64EncodedString()
             #expect(try await proxy.seen().map(\.proxyAuthorization) == [basic])
-            // The server never gets the proxy's credentials.
-            #expect(response.json["headers"]["Proxy-Authorization"] == nil)
-            let everything = logger.text + "\(HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: credentials))" + "\(proxy.setting(credentials: credentials))"
+            // Inside a tunnel the server gets the request alone, not the proxy's credentials.
+            let tunnelled = makeClient(server) {
+                $0.transport = .curl
+                $0.proxy = proxy.setting(credentials: credentials)
+                $0.serverTrust = ServerTrust(defaultPolicy: .onlyCAs([try! lab.caA.trustCertificate()]))
+            }
+            let inner = try await tunnelled.response(for: Get(servers.url(0).absoluteString))
+            #expect(inner.json["ok"] == true && inner.json["headers"]["Host"] != nil)
+            #expect(inner.json["headers"]["Proxy-Authorization"] == nil, "\(inner.json["headers"])")
+            #expect(try await proxy.seen().last == TestProxy.Seen(method: "CONNECT", target: "localhost:\(servers.ports[0])", proxyAuthorization: basic))
+            var dumped = ""
+            dump(dispatcher.configuration, to: &dumped)
+            #expect(!dumped.contains("pr0xy-s3cret"), "dump shows the proxy password")
+            var dumpedProxy = ""
+            dump(HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: credentials), to: &dumpedProxy)
+            let everything =
+                logger.text + "\(HTTPProxy(host: "127.0.0.1", port: proxy.port, credentials: credentials))" + "\(proxy.setting(credentials: credentials))" + dumpedProxy
             #expect(!everything.contains("pr0xy-s3cret") && !everything.contains(basic.dropFirst(6)), "a proxy password was logged or shown")
 
             // Without them (or wrong ones): the proxy's 407 is a proxy failure, for http and for a tunnel.
@@ -116,6 +130,29 @@ struct ProxyTests {
         }
     }
 
+    /// A transport given to the dispatcher that doesn't apply its proxy setting sends nothing.
+    @Test func aGivenTransportWithoutTheProxySettingSendsNothing() async throws {
+        let proxy = try TestProxy()
+        defer { proxy.stop() }
+        try await withServer { server in
+            var configuration = Configuration {
+                $0.baseURL = server.baseURL
+                $0.callbackQueue = .immediate
+                $0.proxy = proxy.setting()
+            }
+            let given = try CurlTransport(configuration: Configuration())  // made without the proxy
+            configuration.transport = .using(given)
+            do {
+                _ = try await Dispatcher(configuration: configuration).response(for: Get("/echo"))
+                Issue.record("a send went straight past the proxy asked for")
+            } catch NetworkError.proxyFailed(let reason) {
+                #expect(reason.contains("doesn't apply"))
+            }
+            #expect(server.totalRequests == 0)
+            #expect(try await proxy.seen().isEmpty)
+        }
+    }
+
     @Test func aDeadProxyIsATypedError() async throws {
         let refusing = try RefusingPort()
         try await withServer { server in
@@ -136,11 +173,11 @@ struct ProxyTests {
 /// bypasses, libcurl reads nothing on its own.
 @Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), timeLimit(minutes: 1))
 struct ProxyEnvironmentProcessTests {
-    func probe(_ url: URL, environment: [String: String]) throws -> String {
+    func probe(_ url: URL, environment: [String: String], proxy: String = "environment") throws -> String {
         let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
         let process = Process()
         process.executableURL = probe
-        process.arguments = ["curl", url.absoluteString]
+        process.arguments = ["curl", url.absoluteString, proxy]
         // Only what the probe needs: no proxy variable of the test run's own.
         process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"].merging(environment) { $1 }
         let output = Pipe()
@@ -163,10 +200,16 @@ struct ProxyEnvironmentProcessTests {
             #expect(try await proxy.seen().isEmpty, "no_proxy was not honoured")
             #expect(try probe(url, environment: ["http_proxy": address]) == "succeeded 200")
             #expect(try await proxy.seen().map(\.target) == [url.absoluteString])
+            // An explicit proxy whatever no_proxy says (libcurl would read it on its own); none whatever
+            // http_proxy says.
+            #expect(try probe(url, environment: ["NO_PROXY": "*", "no_proxy": "*"], proxy: "127.0.0.1:\(proxy.port)") == "succeeded 200")
+            #expect(try await proxy.seen().count == 2, "no_proxy bypassed an explicit proxy")
+            #expect(try probe(url, environment: ["http_proxy": address], proxy: "none") == "succeeded 200")
+            #expect(try await proxy.seen().count == 2, "http_proxy was used under ProxySetting.none")
             // An https proxy in the environment is refused, never bypassed.
             let refused = try probe(url, environment: ["http_proxy": "https://127.0.0.1:\(proxy.port)"])
             #expect(refused.hasPrefix("failed proxy failed:"), "\(refused)")
-            #expect(server.hits("/echo") == 3)
+            #expect(server.hits("/echo") == 5)
         }
     }
 }
@@ -197,6 +240,7 @@ struct ProxyEnvironmentProcessTests {
         #expect(proxy(all.route(for: http)) == "all:9" && proxy(all.route(for: https)) == "all:9")
         // An empty variable is none.
         #expect(ProxyRoutes(.environment, environment: ["http_proxy": ""]).route(for: http) == .direct)
+        #expect(ProxyRoutes(.environment, environment: ["http_proxy": "", "all_proxy": "http://all:9"]).route(for: http) == .direct)
     }
 
     @Test func noProxyNamesHostsAndTheirSubdomains() {
@@ -208,6 +252,14 @@ struct ProxyEnvironmentProcessTests {
         #expect(proxy(routes.route(for: URL(string: "http://notexample.com/")!)) == "p:1")
         #expect(proxy(routes.route(for: URL(string: "http://10.0.0.11/")!)) == "p:1")
         #expect(ProxyRoutes(.environment, environment: ["http_proxy": "http://p:1", "NO_PROXY": "*"]).route(for: http) == .direct)
+        // `*` counts alone only; addresses match exactly or by range; spaces separate too.
+        #expect(proxy(ProxyRoutes(.environment, environment: ["http_proxy": "http://p:1", "no_proxy": "a.example,*"]).route(for: http)) == "p:1")
+        let ranges = ProxyRoutes(.environment, environment: ["http_proxy": "http://p:1", "no_proxy": "10.0.0.0/8 0.1 192.168.1.5"])
+        #expect(ranges.route(for: URL(string: "http://10.200.3.4/")!) == .direct)
+        #expect(proxy(ranges.route(for: URL(string: "http://11.0.0.1/")!)) == "p:1")
+        #expect(proxy(ranges.route(for: URL(string: "http://20.0.0.1/")!)) == "p:1", "an address is not matched by suffix")
+        #expect(ranges.route(for: URL(string: "http://192.168.1.5/")!) == .direct)
+        #expect(proxy(ranges.route(for: URL(string: "http://192.168.1.50/")!)) == "p:1")
     }
 
     @Test func credentialsInAProxyURLAreItsCredentialsAndAnUnsupportedProxyIsRefused() {

@@ -23,6 +23,13 @@ public struct Credentials: Sendable, Hashable {
     }
 }
 
+extension Credentials: CustomStringConvertible, CustomReflectable {
+    /// The user's name; never the password.
+    public var description: String { "\(user):***" }
+    /// The user's name only: `dump` and debuggers never show the password.
+    public var customMirror: Mirror { Mirror(self, children: ["user": user], displayStyle: .struct) }
+}
+
 /// How urgently a request should be scheduled; maps to `URLSessionTask.priority`.
 public enum RequestPriority: Sendable, Hashable {
     /// Background work (task priority 0.25).

@@ -14,7 +14,8 @@ import Foundation
 /// Linux (FoundationNetworking reads the environment on its own and ignores
 /// `connectionProxyDictionary`): there ``http(_:)`` fails every send with
 /// ``NetworkError/proxyFailed(reason:)``, and so does ``none`` while a proxy variable is set, since
-/// it could not be honoured. Nothing is ever sent another way than the one asked for.
+/// it could not be honoured. A request never goes another way than the one asked for: a proxy that
+/// can't be used fails the send rather than let it go straight.
 public enum ProxySetting: Sendable, Hashable {
     /// Every request goes straight to its server; the environment's proxy variables are ignored.
     case none
@@ -22,8 +23,9 @@ public enum ProxySetting: Sendable, Hashable {
     /// environment applies to the next transport): `http_proxy` for http, in lower case only (the
     /// upper-case `HTTP_PROXY` can come from a request header in a CGI-like process: the "httpoxy"
     /// rule); `https_proxy` or `HTTPS_PROXY` for https; `all_proxy` or `ALL_PROXY` for either when
-    /// the one for its scheme is not set; `no_proxy` or `NO_PROXY` for the hosts that go straight.
-    /// User info in a proxy's URL is its credentials.
+    /// the one for its scheme is not set (set but empty: none); `no_proxy` or `NO_PROXY` for the hosts
+    /// that go straight (`*` alone for all; names with their subdomains; addresses exactly, or
+    /// `a.b.c.d/n` ranges; commas or spaces between). User info in a proxy's URL is its credentials.
     case environment
     /// An HTTP proxy: http requests are sent to it, https requests go through it in a `CONNECT` tunnel
     /// (TLS end to end with the server).
@@ -40,7 +42,8 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     /// logged, never shown in a description.
     public var credentials: Credentials?
     /// The hosts that go straight, in `no_proxy`'s form: a host name matches itself and its
-    /// subdomains (`example.com`, `.example.com`), an IP address itself, `*` every host.
+    /// subdomains (`example.com`, `.example.com`), an IP address itself, `a.b.c.d/n` a range, and
+    /// `["*"]` every host.
     public var bypass: [String]
 
     /// A proxy at `host`:`port`.
@@ -55,6 +58,13 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let user = credentials.map { "\($0.user):***@" } ?? ""
         return "http://\(user)\(host):\(port)"
+    }
+}
+
+extension HTTPProxy: CustomReflectable {
+    /// Host, port, user and bypass list: `dump` and debuggers never show the password.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["host": host, "port": port, "user": credentials?.user as Any, "bypass": bypass], displayStyle: .struct)
     }
 }
 
@@ -97,13 +107,18 @@ struct ProxyRoutes: Sendable, Hashable {
             https = route
             bypass = Self.entries(proxy.bypass)
         case .environment:
+            // The first variable that is set; one set empty means none (libcurl reads it so too).
             func named(_ names: String...) -> (name: String, value: String)? {
-                names.lazy.compactMap { name in environment[name].map { (name, $0) } }.first { !$0.value.isEmpty }
+                names.lazy.compactMap { name in environment[name].map { (name, $0) } }.first
+            }
+            func route(_ variable: (name: String, value: String)?) -> Route {
+                guard let variable, !variable.value.isEmpty else { return .direct }
+                return Self.route(variable)
             }
             let all = named("all_proxy", "ALL_PROXY")
             // Never HTTP_PROXY (httpoxy): in a CGI-like process it is the request's `Proxy` header.
-            http = (named("http_proxy") ?? all).map(Self.route) ?? .direct
-            https = (named("https_proxy", "HTTPS_PROXY") ?? all).map(Self.route) ?? .direct
+            http = route(named("http_proxy") ?? all)
+            https = route(named("https_proxy", "HTTPS_PROXY") ?? all)
             bypass = Self.entries((named("no_proxy", "NO_PROXY")?.value ?? "").split(separator: ",").map(String.init))
         }
     }
@@ -118,18 +133,47 @@ struct ProxyRoutes: Sendable, Hashable {
         return .direct
     }
 
-    /// Whether `host` (normalised) goes straight: `*`, the entry itself, or a subdomain of it.
+    /// Whether `host` (normalised) goes straight: the list is `*` alone; an address equal to an
+    /// address entry or inside a `a.b.c.d/n` range; a name equal to a name entry or a subdomain of it.
     func bypasses(_ host: String) -> Bool {
-        bypass.contains { entry in entry == "*" || host == entry || host.hasSuffix("." + entry) }
+        if bypass == ["*"] { return true }
+        let address = Self.ipv4(host)
+        return bypass.contains { entry in
+            if let range = Self.range(entry) { return address.map { $0 & range.mask == range.network } ?? false }
+            if address != nil || host.contains(":") { return host == entry }  // an address: exactly
+            return host == entry || host.hasSuffix("." + entry)
+        }
     }
 
+    /// The entries of a list in `no_proxy`'s form (commas or white space between them).
     private static func entries(_ list: [String]) -> [String] {
-        list.map { entry in
-            var name = ServerTrust.normalized(entry.trimmingCharacters(in: .whitespaces))
+        list.flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) }.map { entry in
+            var name = String(entry)
+            if !name.contains("/") { name = ServerTrust.normalized(name) }
             while name.hasPrefix(".") { name.removeFirst() }
             if name.hasPrefix("*.") { name.removeFirst(2) }
-            return name
+            return name.lowercased()
         }.filter { !$0.isEmpty }
+    }
+
+    /// A dotted IPv4 address as a number.
+    private static func ipv4(_ text: String) -> UInt32? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var value: UInt32 = 0
+        for part in parts {
+            guard let byte = UInt8(part) else { return nil }
+            value = value << 8 | UInt32(byte)
+        }
+        return value
+    }
+
+    /// An IPv4 range `a.b.c.d/n`: its network and mask.
+    private static func range(_ entry: String) -> (network: UInt32, mask: UInt32)? {
+        let parts = entry.split(separator: "/")
+        guard parts.count == 2, let address = ipv4(String(parts[0])), let bits = Int(parts[1]), (0...32).contains(bits) else { return nil }
+        let mask: UInt32 = bits == 0 ? 0 : UInt32.max << (32 - bits)
+        return (address & mask, mask)
     }
 
     /// The route a variable names (`http://user:pass@host:port`, or `host:port`): unusable when it

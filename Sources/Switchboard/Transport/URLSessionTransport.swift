@@ -41,6 +41,9 @@ public final class URLSessionTransport: Transport {
     /// Why every send fails: a ``Configuration/proxy`` FoundationNetworking can't apply (it reads the
     /// environment's proxy variables on its own and takes no other). `nil` when it can.
     private let proxyRefusal: String?
+    /// ``ProxySetting/none``: the proxy variables are looked at for every send (FoundationNetworking's
+    /// libcurl reads them for every transfer, so one set later would be used).
+    private let checksProxyVariables: Bool
     /// The settings it was made with (``Transport/applies(serverTrust:proxy:)``): it refuses every send
     /// under ones it can't apply.
     private let madeWith: (trust: ServerTrust, proxy: ProxySetting)
@@ -48,6 +51,15 @@ public final class URLSessionTransport: Transport {
     /// Whether it was made with these settings (then it applies them, or refuses every send).
     public func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool {
         madeWith.trust == serverTrust && madeWith.proxy == proxy
+    }
+
+    /// The proxy variables set now (a few `getenv` calls, not a copy of the environment).
+    static func proxyVariables() -> [String: String] {
+        var found: [String: String] = [:]
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+            if let value = getenv(name) { found[name] = String(cString: value) }
+        }
+        return found
     }
 
     /// Why `setting` can't be applied on this transport, or `nil`: an explicit proxy, or none while the
@@ -134,7 +146,8 @@ public final class URLSessionTransport: Transport {
             configuration.serverTrust.isSystemDefault
             ? nil
             : "the URLSession transport applies only the system's trust (ServerTrust.system): FoundationNetworking on Linux can't evaluate a server's trust, and the Apple challenge path is not built yet; use the libcurl transport (TransportFactory.curl)"
-        proxyRefusal = Self.proxyRefusal(configuration.proxy)
+        proxyRefusal = configuration.proxy == .none ? nil : Self.proxyRefusal(configuration.proxy)
+        checksProxyVariables = configuration.proxy == .none
         madeWith = (configuration.serverTrust, configuration.proxy)
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
@@ -151,6 +164,7 @@ public final class URLSessionTransport: Transport {
     /// goes with a data task, a file with an upload task (read as it is sent); a file destination is
     /// written as the body arrives. Callbacks run on the transport's serial queue.
     public func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+        let proxyRefusal = checksProxyVariables ? Self.proxyRefusal(.none, environment: Self.proxyVariables()) : self.proxyRefusal
         if let refusal = trustRefusal.map(NetworkError.unsupportedTrustPolicy) ?? proxyRefusal.map(NetworkError.proxyFailed) {
             // Fails closed: nothing is sent under a trust or a route the app didn't ask for.
             let completion = callbacks.counted(in: unfinished).completion

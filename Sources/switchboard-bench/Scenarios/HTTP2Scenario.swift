@@ -38,6 +38,7 @@ enum HTTP2Scenario {
                     $0.baseURL = base
                     $0.transport = .curl
                     $0.serverTrust = ServerTrust(defaultPolicy: .onlyCAs(ca))
+                    $0.proxy = .none  // straight to nginx, whatever the environment says
                     $0.maximumConnectionsPerHost = concurrency
                     $0.coalescesDuplicates = false
                     $0.idleTimeout = 30

@@ -39,6 +39,7 @@ enum CurlConstant {
     static let optProxy: Int32 = 10_000 + 4
     static let optProxyUserName: Int32 = 10_000 + 175
     static let optProxyPassword: Int32 = 10_000 + 176
+    static let optNoProxy: Int32 = 10_000 + 177
     // TLS (the trust policy).
     static let optSSLCert: Int32 = 10_000 + 25
     static let optKeyPassword: Int32 = 10_000 + 26

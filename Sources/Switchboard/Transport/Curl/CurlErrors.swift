@@ -70,7 +70,15 @@ enum CurlErrors {
         case CurlConstant.couldntResolveProxy, CurlConstant.couldntConnect, CurlConstant.proxyHandshake:
             break
         default:
-            guard lowered.contains("connect tunnel") || lowered.contains("proxy") else { return nil }
+            // Only libcurl's own words for a tunnel the proxy refused ("CONNECT tunnel failed, response
+            // 407", "Received HTTP code 407 from proxy after CONNECT", "Proxy CONNECT aborted").
+            guard lowered.contains("connect tunnel failed") || lowered.contains("from proxy after connect") || lowered.contains("proxy connect aborted") else {
+                return nil
+            }
+        }
+        // The proxy answered, but couldn't reach the server: the server's failure, worth retrying.
+        if ["response 502", "response 503", "response 504", "code 502", "code 503", "code 504"].contains(where: lowered.contains) {
+            return .transport(URLError(.cannotConnectToHost, userInfo: [NSLocalizedDescriptionKey: "the proxy \(proxy) could not reach the server: \(text) (libcurl \(code))"]))
         }
         let detail = lowered.contains("407") ? "it refused the credentials or asked for some (407): \(text)" : text
         return .proxyFailed(reason: "the proxy \(proxy): \(detail) (libcurl \(code))")

@@ -218,8 +218,10 @@ final class CurlTransfer: @unchecked Sendable {
         check(curl.setLong(handle, CurlConstant.optNoSignal, 1), CurlConstant.optNoSignal)
         check(curl.setLong(handle, CurlConstant.optNoProgress, 1), CurlConstant.optNoProgress)
         check(curl.setLong(handle, CurlConstant.optFollowLocation, 0), CurlConstant.optFollowLocation)
-        // libcurl's own reading of the proxy variables off: the transport's ProxyRoutes decide.
+        // libcurl's own reading of the proxy variables off, `no_proxy` too (libcurl reads it even for a
+        // proxy set explicitly): the transport's ProxyRoutes decide.
         check("".withCString { curl.setPointer(handle, CurlConstant.optProxy, $0) }, CurlConstant.optProxy)
+        check("".withCString { curl.setPointer(handle, CurlConstant.optNoProxy, $0) }, CurlConstant.optNoProxy)
         // A proxy's answer to CONNECT (`200 Connection established`) is not the response's head.
         check(curl.setLong(handle, CurlConstant.optSuppressConnectHeaders, 1), CurlConstant.optSuppressConnectHeaders)
         check(curl.setLong(handle, CurlConstant.optProtocols, CurlConstant.protocolsHTTP), CurlConstant.optProtocols)
@@ -358,7 +360,9 @@ final class CurlTransfer: @unchecked Sendable {
             break
         }
         guard code == CurlConstant.ok else {
-            if let proxy = hopProxy, let failure = CurlErrors.proxyFailure(code, message: errorMessage, curl: curl, proxy: proxy.address) {
+            if let proxy = hopProxy, CurlErrors.trustCheck(code, errorMessage.lowercased()) == nil,
+                let failure = CurlErrors.proxyFailure(code, message: errorMessage, curl: curl, proxy: proxy.address)
+            {
                 return .finished(.failure(failure))
             }
             return .finished(

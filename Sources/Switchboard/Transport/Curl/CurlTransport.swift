@@ -173,6 +173,9 @@ struct RefusingTransport: Transport {
 struct UnavailableTransport: Transport {
     let reason: String
 
+    /// Any: it sends nothing, and its own reason (libcurl can't be used) is the one to report.
+    func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool { true }
+
     func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let completion = callbacks.completion
         let error = NetworkError.transport(URLError(.cannotLoadFromNetwork, userInfo: [NSLocalizedDescriptionKey: reason]))
