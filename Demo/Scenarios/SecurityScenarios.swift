@@ -57,10 +57,9 @@ enum SecurityScenarios {
     }
 
     /// An HTTPS server for the demo: the package's test server script (`Tests/Interop`), Python's ssl.
-    final class HTTPSServer: @unchecked Sendable {  // `@unchecked`: its process and pipe are used by one scenario at a time
+    final class HTTPSServer: Sendable {
         let port: Int
-        private let process: Process
-        private let input = Pipe()
+        private let process: ChildProcess
         private let folder: URL
 
         init() throws {
@@ -71,31 +70,19 @@ enum SecurityScenarios {
             try SecurityScenarios.serverKeyPEM.write(to: key, atomically: true, encoding: .utf8)
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Tests/Interop/tls_trust_server.py")
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script.path, #"[{"cert": "\#(cert.path)", "key": "\#(key.path)"}]"#]
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try ProcessLaunch.run(process)
-            var line = Data()
-            while true {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty || byte == Data("\n".utf8) { break }
-                line.append(byte)
-            }
-            guard let ports = try? JSONSerialization.jsonObject(with: line) as? [Int], let port = ports.first else {
+            process = try ChildProcess("/usr/bin/env", ["python3", script.path, #"[{"cert": "\#(cert.path)", "key": "\#(key.path)"}]"#], input: .pipe)
+            guard let ports = try? JSONSerialization.jsonObject(with: Data(process.readLine().utf8)) as? [Int], let port = ports.first else {
                 process.terminate()
+                process.wait()
                 throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the HTTPS server did not start (python3 needed)"])
             }
             self.port = port
         }
 
         func stop() {
-            try? input.fileHandleForWriting.close()
+            try? process.input?.close()
             process.terminate()
-            process.waitUntilExit()
+            process.wait()
             try? FileManager.default.removeItem(at: folder)
         }
     }

@@ -35,35 +35,26 @@ import Testing
         let probe = try #require(probe, "switchboard-probe is not built beside the tests")
         return try await withCheckedThrowingContinuation { continuation in
             onOwnThread {
-                let process = Process()
-                process.executableURL = probe
-                process.arguments = arguments
                 var environment = ProcessInfo.processInfo.environment
                 environment["SWIFT_BACKTRACE"] = "enable=no"
-                process.environment = environment
-                let output = Pipe(), errors = Pipe()
-                process.standardOutput = output
-                process.standardError = errors
+                let process: ChildProcess
                 do {
-                    try ProcessLaunch.run(process)
+                    process = try ChildProcess(probe.path, arguments, environment: environment, errors: .pipe)
                 } catch {
                     continuation.resume(throwing: error)
                     return
                 }
-                let finished = DispatchSemaphore(value: 0)
-                process.terminationHandler = { _ in finished.signal() }
-                let timedOut = finished.wait(timeout: .now() + limit) == .timedOut
+                let timedOut = !process.wait(upTo: limit)
                 if timedOut {
                     process.terminate()
-                    process.waitUntilExit()
+                    process.wait()
                 }
-                let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let out = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+                let err = String(decoding: process.errorOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+                let status = process.wait()
+                let signal = process.terminationSignal
                 continuation.resume(
-                    returning: Outcome(
-                        output: out, errors: err, crashed: process.terminationReason == .uncaughtSignal,
-                        status: process.terminationStatus, timedOut: timedOut
-                    ))
+                    returning: Outcome(output: out, errors: err, crashed: signal != nil && !timedOut, status: signal ?? status, timedOut: timedOut))
             }
         }
     }

@@ -175,16 +175,9 @@ struct ProxyTests {
 struct ProxyEnvironmentProcessTests {
     func probe(_ url: URL, environment: [String: String], proxy: String = "environment") throws -> String {
         let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = ["curl", url.absoluteString, proxy]
         // Only what the probe needs: no proxy variable of the test run's own.
-        process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"].merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        try ProcessLaunch.run(process)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
+        let text = try ChildProcess.run(probe.path, ["curl", url.absoluteString, proxy], environment: base.merging(environment) { $1 }).output
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -135,7 +135,9 @@ extension Dispatcher {
         registry.remove(owner: ObjectIdentifier(observer), typeKey: nil)
     }
 
-    /// The number of live registrations for `R` (streams included).
+    /// The number of live registrations for `R` (streams included). A main-actor observer that was
+    /// deallocated counts, off the main queue, until a delivery on the main actor finds it gone: the
+    /// registry never loads its reference elsewhere (see <doc:ObservingRequests>).
     public func observerCount<R: Request>(for type: R.Type) -> Int {
         registry.count(for: R.self)
     }

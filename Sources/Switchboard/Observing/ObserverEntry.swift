@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 
 /// What the registry needs of every entry, whatever its event type: identity, liveness, removal.
 ///
@@ -24,7 +25,9 @@ class AnyObserverEntry: ObservationToken, @unchecked Sendable {
 
     final func markRemoved() { removedFlag.set() }
 
-    /// Whether the observer still exists.
+    /// Whether the observer still exists. It may load the observer's weak reference, and the strong
+    /// reference that load makes can be the last one (its `deinit` then runs here): never asked under
+    /// the registry's lock.
     @usableFromInline var isAlive: Bool { true }
 
     /// Called once, outside the registry's lock, when the entry leaves the registry (streams finish here).
@@ -92,11 +95,28 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
         super.init(registry: registry, typeKey: ObjectIdentifier(R.self), owner: ObjectIdentifier(observer))
     }
 
-    @usableFromInline override var isAlive: Bool { observer != nil }
+    /// Set on the main actor when a delivery found the observer gone.
+    private let gone = AtomicFlag()
+
+    @usableFromInline func markGone() { gone.set() }
+
+    /// On the main queue (the main actor's), whether the weak reference still holds; elsewhere, only
+    /// whether a delivery on the main actor found it gone. The reference is never loaded off the main
+    /// queue: the strong reference a load makes could be the last one, and the observer's `deinit`
+    /// would then run there (a main-actor object must die on the main actor). A deallocated observer is
+    /// pruned at its next delivery. (Not `Thread.isMainThread`: after `dispatchMain()` on Linux, the
+    /// main queue's work runs on a thread of the pool.)
+    @usableFromInline override var isAlive: Bool {
+        guard MainQueue.isCurrent else { return !gone.isSet }
+        return observer != nil
+    }
 
     @inlinable
     override func deliver(_ event: RequestEvent<R>) -> Bool {
-        guard let observer else { return false }
+        guard let observer else {
+            markGone()
+            return false
+        }
         if !isRemoved {
             // Entries of this class are only ever placed in the main-queue group.
             MainActor.assumeIsolated { callback(observer, event) }
@@ -126,4 +146,15 @@ final class StreamObserverEntry<R: Request>: ObserverEntry<R>, @unchecked Sendab
     }
 
     override func didRemove() { continuation.finish() }
+}
+
+/// Whether the caller runs on the main queue (the main actor's executor), wherever its work runs.
+enum MainQueue {
+    private static let key: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
 }

@@ -171,8 +171,14 @@ final class ObserverRegistry: Sendable {
         if sawDeallocated { pruneDeallocated(ObjectIdentifier(R.self)) }
     }
 
+    /// Removes the entries of `typeKey` whose observers are gone. Liveness is asked outside the lock (a
+    /// weak load's strong reference may be the observer's last, and its `deinit` is the app's code),
+    /// then exactly those entries are removed under it.
     @usableFromInline
     func pruneDeallocated(_ typeKey: ObjectIdentifier) {
-        removeEntries(typeKey: typeKey) { !$0.isAlive }
+        let dead = snapshot(typeKey).flatMap(\.entries).filter { !$0.isAlive }
+        guard !dead.isEmpty else { return }
+        let identities = Set(dead.map(ObjectIdentifier.init))
+        removeEntries(typeKey: typeKey) { identities.contains(ObjectIdentifier($0)) }
     }
 }

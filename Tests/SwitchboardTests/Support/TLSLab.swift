@@ -156,23 +156,12 @@ enum TLSLab {
         return nil
     }()
 
-    /// Runs a shell command; its standard output, or an error with its standard error.
+    /// Runs a shell command; its standard output, or an error with its output.
     @discardableResult
     static func shell(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try ProcessLaunch.run(process)
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LabError("`\(command)` failed (\(process.terminationStatus)): \(String(decoding: err, as: UTF8.self))")
-        }
-        return String(decoding: out, as: UTF8.self)
+        let (status, output) = try ChildProcess.run("/bin/sh", ["-c", command])
+        guard status == 0 else { throw LabError("`\(command)` failed (\(status))") }
+        return output
     }
 
     struct LabError: Error, CustomStringConvertible {
@@ -194,8 +183,7 @@ final class TLSServers {
     }
 
     let ports: [Int]
-    private let process: Process
-    private let input: Pipe
+    private let process: ChildProcess
 
     init(_ specs: [Spec]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -206,24 +194,13 @@ final class TLSServers {
             return entry
         }
         let json = String(decoding: try JSONSerialization.data(withJSONObject: list), as: UTF8.self)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path, json]
-        input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try ProcessLaunch.run(process)
+        process = try ChildProcess("/usr/bin/env", ["python3", script.path, json], input: .pipe)
         // The first line is the ports (the servers listen before it is printed).
-        var line = Data()
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
-        guard let ports = try? JSONSerialization.jsonObject(with: line) as? [Int], ports.count == specs.count else {
+        let line = process.readLine()
+        guard let ports = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [Int], ports.count == specs.count else {
             process.terminate()
-            throw TLSLab.LabError("the TLS servers did not start: \(String(decoding: line, as: UTF8.self))")
+            process.wait()
+            throw TLSLab.LabError("the TLS servers did not start: \(line)")
         }
         self.ports = ports
     }
@@ -234,9 +211,9 @@ final class TLSServers {
     }
 
     func stop() {
-        try? input.fileHandleForWriting.close()
+        try? process.input?.close()
         process.terminate()
-        process.waitUntilExit()
+        process.wait()
     }
 
     deinit {

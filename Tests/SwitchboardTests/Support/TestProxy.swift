@@ -12,28 +12,16 @@ final class TestProxy {
     }
 
     let port: Int
-    private let process: Process
-    private let input = Pipe()
+    private let process: ChildProcess
 
     /// A proxy; with `credentials`, it answers 407 to requests without them.
     init(credentials: Credentials? = nil) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Interop/test_proxy.py")
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script.path] + (credentials.map { ["\($0.user):\($0.password)"] } ?? [])
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try ProcessLaunch.run(process)
-        var line = Data()
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+        process = try ChildProcess("/usr/bin/env", ["python3", script.path] + (credentials.map { ["\($0.user):\($0.password)"] } ?? []), input: .pipe)
+        guard let port = Int(process.readLine()) else {
             process.terminate()
+            process.wait()
             throw TLSLab.LabError("the test proxy did not start")
         }
         self.port = port
@@ -57,9 +45,9 @@ final class TestProxy {
     }
 
     func stop() {
-        try? input.fileHandleForWriting.close()
+        try? process.input?.close()
         process.terminate()
-        process.waitUntilExit()
+        process.wait()
     }
 
     deinit {

@@ -84,27 +84,20 @@ enum TypeChecker {
     }
 
     private static func launch(_ path: String, _ arguments: [String], timeout: TimeInterval) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-sample-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: output) }
         let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try ProcessLaunch.run(process)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
+        let process = try ChildProcess(path, arguments, output: .file(handle), errors: .file(handle))
         var timedOut = false
-        if process.isRunning {
+        if !process.wait(upTo: timeout) {
             timedOut = true
             process.terminate()
         }
-        process.waitUntilExit()
+        let status = process.wait()
         try? handle.close()
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        return Outcome(status: timedOut ? -1 : process.terminationStatus, output: timedOut ? "timed out after \(timeout) s\n" + text : text)
+        return Outcome(status: timedOut ? -1 : status, output: timedOut ? "timed out after \(timeout) s\n" + text : text)
     }
     #endif
 
@@ -123,18 +116,10 @@ enum TypeChecker {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("snippet.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: compiler)
         var arguments = ["-typecheck", "-swift-version", "6", "-I", modules.path, "-module-cache-path", directory.appendingPathComponent("cache").path]
         arguments += ["-I", includeDirectory.path]
-        process.arguments = arguments + [file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try ProcessLaunch.run(process)
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
+        let (status, output) = try ChildProcess.run(compiler, arguments + [file.path], mergingErrors: true)
+        return Outcome(status: status, output: output)
     }
 
     struct CheckerError: Error, CustomStringConvertible {

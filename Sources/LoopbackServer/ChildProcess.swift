@@ -1,0 +1,201 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process for the tests and the demo, started with `posix_spawn`, not Foundation's `Process`:
+/// in Swift 6.3, `Process.run()` on Linux crashes now and then in `findMaximumOpenFromProcSelfFD()` (a
+/// 256-byte over-read of `/proc/self/fd`'s entries, swift-corelibs-foundation#5472), which a test
+/// process with many sockets open meets often. Every descriptor but the child's three standard ones
+/// is closed in the child (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34), so it holds no
+/// socket of the parent's.
+public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` and the handles are set in init; `status` is behind `lock`
+    /// Where a standard stream goes.
+    public enum Stream {
+        /// A pipe: the parent reads (or, for standard input, writes) the other end.
+        case pipe
+        /// `/dev/null`.
+        case null
+        /// The standard output's pipe (standard error only).
+        case output
+        /// An open file.
+        case file(FileHandle)
+    }
+
+    public let pid: pid_t
+    /// The write end of standard input's pipe, or `nil`.
+    public let input: FileHandle?
+    /// The read end of standard output's pipe, or `nil`.
+    public let output: FileHandle?
+    /// The read end of standard error's own pipe (``Stream/pipe``), or `nil`.
+    public let errorOutput: FileHandle?
+    private let lock = NSLock()
+    private var status: Int32?
+    private var signal: Int32?
+
+    /// Starts `executable` with `arguments` (not counting its name) and `environment` (`nil`: this
+    /// process's).
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input inputStream: Stream = .null, output outputStream: Stream = .pipe,
+        errors errorStream: Stream = .null
+    ) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var parentEnds: [Int32] = []
+        var childEnds: [Int32] = []
+        defer { childEnds.forEach { _ = close($0) } }
+        func pipeEnds() throws -> (read: Int32, write: Int32) {
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { throw ChildProcessError("pipe: \(String(cString: strerror(errno)))") }
+            // Close-on-exec: a child started elsewhere never holds these (ours close them anyway).
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            return (fds[0], fds[1])
+        }
+        let devNull = "/dev/null"
+        var inputHandle: FileHandle?
+        switch inputStream {
+        case .pipe:
+            let ends = try pipeEnds()
+            posix_spawn_file_actions_adddup2(&actions, ends.read, 0)
+            childEnds.append(ends.read)
+            parentEnds.append(ends.write)
+            inputHandle = FileHandle(fileDescriptor: ends.write, closeOnDealloc: true)
+        case .file(let handle):
+            posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 0)
+        case .null, .output:
+            posix_spawn_file_actions_addopen(&actions, 0, devNull, O_RDONLY, 0)
+        }
+        var outputHandle: FileHandle?
+        var outputWrite: Int32 = -1
+        switch outputStream {
+        case .pipe, .output:
+            let ends = try pipeEnds()
+            posix_spawn_file_actions_adddup2(&actions, ends.write, 1)
+            childEnds.append(ends.write)
+            outputWrite = ends.write
+            outputHandle = FileHandle(fileDescriptor: ends.read, closeOnDealloc: true)
+        case .file(let handle):
+            posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 1)
+        case .null:
+            posix_spawn_file_actions_addopen(&actions, 1, devNull, O_WRONLY, 0)
+        }
+        var errorHandle: FileHandle?
+        switch errorStream {
+        case .output where outputWrite >= 0:
+            posix_spawn_file_actions_adddup2(&actions, outputWrite, 2)
+        case .output:
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        case .pipe:
+            let ends = try pipeEnds()
+            posix_spawn_file_actions_adddup2(&actions, ends.write, 2)
+            childEnds.append(ends.write)
+            errorHandle = FileHandle(fileDescriptor: ends.read, closeOnDealloc: true)
+        case .file(let handle):
+            posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 2)
+        case .null:
+            posix_spawn_file_actions_addopen(&actions, 2, devNull, O_WRONLY, 0)
+        }
+        // Nothing else of this process's reaches the child (its sockets, other children's pipes).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
+        let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        var child: pid_t = 0
+        let result = Self.withCStrings([executable] + arguments) { argv in
+            Self.withCStrings(environmentLines) { envp in
+                posix_spawn(&child, executable, &actions, nil, argv, envp)
+            }
+        }
+        guard result == 0 else {
+            parentEnds.forEach { _ = close($0) }
+            throw ChildProcessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
+        }
+        pid = child
+        input = inputHandle
+        output = outputHandle
+        errorOutput = errorHandle
+    }
+
+    /// Whether the child still runs (it is reaped here once it ended).
+    public var isRunning: Bool { reap(blocking: false) == nil }
+
+    /// Waits for the child to end; its exit status (or 128 + the signal that ended it).
+    @discardableResult
+    public func wait() -> Int32 { reap(blocking: true) ?? -1 }
+
+    /// Waits at most `seconds` for the child to end; `false` when it still runs.
+    public func wait(upTo seconds: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning {
+            if Date() >= deadline { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+
+    /// The signal that ended the child, if one did (a crash), once it ended.
+    public var terminationSignal: Int32? {
+        _ = reap(blocking: false)
+        lock.lock()
+        defer { lock.unlock() }
+        return signal
+    }
+
+    /// Sends SIGTERM (then the caller may `wait()`).
+    public func terminate() {
+        if isRunning { kill(pid, SIGTERM) }
+    }
+
+    /// Runs `executable` to its end; its status and everything it wrote to standard output (and
+    /// standard error, with `mergingErrors`).
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, mergingErrors: Bool = false) throws -> (
+        status: Int32, output: String
+    ) {
+        let child = try ChildProcess(executable, arguments, environment: environment, errors: mergingErrors ? .output : .null)
+        let text = String(decoding: child.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        return (child.wait(), text)
+    }
+
+    /// The first line the child writes to standard output (without its newline); "" at its end.
+    public func readLine() -> String {
+        var line = Data()
+        while let output {
+            let byte = output.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    private func reap(blocking: Bool) -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let status { return status }
+        var raw: Int32 = 0
+        var result: pid_t
+        repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+        guard result == pid else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, spelled out (the macros don't import).
+        let ending = raw & 0x7F
+        status = ending == 0 ? (raw >> 8) & 0xFF : 128 + ending
+        if ending != 0 { signal = ending }
+        return status
+    }
+
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? = {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32).self)
+    }()
+
+    private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
+        var pointers = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { pointers.forEach { free($0) } }
+        return body(pointers)
+    }
+}
+
+/// A child process that could not be started.
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+import Switchboard
+import Testing
+
+/// Marks the main queue (the main actor's executor): after `dispatchMain()` on Linux its work runs on a
+/// pool thread, so `Thread.isMainThread` can't tell.
+let onMainQueue: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// A main-actor observer dies on the main actor: the registry never loads its weak reference off the
+/// main thread (the strong reference a load makes could be the last one, and `deinit` would run there).
+@Suite(timeLimit(minutes: 1)) struct MainActorObserverLifetimeTests {
+    /// Records, in its test's box, whether its `deinit` ran on the main queue.
+    @MainActor final class MortalObserver {
+        let deaths: Box<[Bool]>
+        init(_ deaths: Box<[Bool]>) { self.deaths = deaths }
+        func changed(_ event: RequestEvent<Get>) {}
+        deinit { deaths.mutate { $0.append(DispatchQueue.getSpecific(key: onMainQueue) == true) } }
+    }
+
+    @MainActor @Test func aMainActorObserverIsDeinitialisedOnTheMainThreadWhileOthersCountAndPrune() async throws {
+        let dispatcher = Dispatcher()
+        let stop = Box(false)
+        // Two threads ask the registry about the type's observers as fast as they can: counting loads
+        // liveness, and so does pruning after a delivery to a dead `Sendable` observer.
+        let counting = Thread {
+            while !stop.value { _ = dispatcher.observerCount(for: Get.self) }
+        }
+        counting.start()
+        let rounds = 400
+        let record = Box<[Bool]>([])
+        for _ in 0..<rounds {
+            var observer: MortalObserver? = MortalObserver(record)
+            dispatcher.addObserver(observer!, for: Get.self, calling: MortalObserver.changed)
+            observer = nil  // the last strong reference, dropped on the main thread
+            await Task.yield()
+        }
+        stop.mutate { $0 = true }
+        let deaths = record.value
+        #expect(deaths.count == rounds, "\(deaths.count) of \(rounds) observers were deinitialised")
+        #expect(deaths.allSatisfy { $0 }, "\(deaths.filter { !$0 }.count) observers died off the main thread")
+    }
+
+    /// Off the main queue the registry doesn't look at a main-actor observer at all: one that died on
+    /// the main thread still counts there until a delivery on the main actor finds it gone (a look
+    /// would make a strong reference that could be the last).
+    @MainActor @Test func offTheMainQueueTheRegistryNeverLoadsAMainActorObserver() async throws {
+        let dispatcher = Dispatcher()
+        var observer: MortalObserver? = MortalObserver(Box([]))
+        dispatcher.addObserver(observer!, for: Get.self, calling: MortalObserver.changed)
+        observer = nil
+        #expect(dispatcher.observerCount(for: Get.self) == 0, "on the main queue the registry looks, and the observer is gone")
+        let offMain = await Task.detached { dispatcher.observerCount(for: Get.self) }.value
+        #expect(offMain == 1, "off the main queue the registry loaded the main-actor observer's reference")
+    }
+}
