@@ -7,9 +7,10 @@ import Glibc
 /// in Swift 6.3, `Process.run()` on Linux crashes now and then in `findMaximumOpenFromProcSelfFD()` (a
 /// 256-byte over-read of `/proc/self/fd`'s entries, swift-corelibs-foundation#5472), which a test
 /// process with many sockets open meets often. Every descriptor but the child's three standard ones
-/// is closed in the child (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34), so it holds no
-/// socket of the parent's.
-public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` and the handles are set in init; `status` is behind `lock`
+/// is closed in the child (`posix_spawn_file_actions_addclosefrom_np`, glibc 2.34; Darwin's
+/// `POSIX_SPAWN_CLOEXEC_DEFAULT`), so it holds no socket of the parent's; its signals are unblocked (a
+/// pool thread's mask would otherwise keep SIGTERM from it).
+public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` and the handles are set in init; `status` and `signal` are behind `lock`
     /// Where a standard stream goes.
     public enum Stream {
         /// A pipe: the parent reads (or, for standard input, writes) the other end.
@@ -39,10 +40,30 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, input inputStream: Stream = .null, output outputStream: Stream = .pipe,
         errors errorStream: Stream = .null
     ) throws {
+        #if canImport(Glibc)
         var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        var attributes: posix_spawnattr_t?
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        var parentEnds: [Int32] = []
+        // A thread of libdispatch's pool blocks most signals, and a child inherits its mask: without
+        // this, SIGTERM would not end the child. Every signal unblocked, every disposition the default.
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        var flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
+        #if !canImport(Glibc)
+        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)  // Darwin: nothing of this process's is inherited
+        #endif
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         var childEnds: [Int32] = []
         defer { childEnds.forEach { _ = close($0) } }
         func pipeEnds() throws -> (read: Int32, write: Int32) {
@@ -59,7 +80,6 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
             let ends = try pipeEnds()
             posix_spawn_file_actions_adddup2(&actions, ends.read, 0)
             childEnds.append(ends.read)
-            parentEnds.append(ends.write)
             inputHandle = FileHandle(fileDescriptor: ends.write, closeOnDealloc: true)
         case .file(let handle):
             posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 0)
@@ -96,17 +116,22 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
         case .null:
             posix_spawn_file_actions_addopen(&actions, 2, devNull, O_WRONLY, 0)
         }
-        // Nothing else of this process's reaches the child (its sockets, other children's pipes).
-        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
+        // Nothing else of this process's reaches the child (its sockets, other children's pipes): a
+        // child holding a test's socket would keep a port bound and a connection from ever closing.
+        #if canImport(Glibc)
+        guard let closeFrom = Self.addCloseFrom, closeFrom(&actions, 3) == 0 else {
+            throw ChildProcessError("posix_spawn_file_actions_addclosefrom_np (glibc 2.34) is not available: a child would inherit this process's descriptors")
+        }
+        #endif
         let environmentLines = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         var child: pid_t = 0
         let result = Self.withCStrings([executable] + arguments) { argv in
             Self.withCStrings(environmentLines) { envp in
-                posix_spawn(&child, executable, &actions, nil, argv, envp)
+                posix_spawn(&child, executable, &actions, &attributes, argv, envp)
             }
         }
         guard result == 0 else {
-            parentEnds.forEach { _ = close($0) }
+            // The parent's ends belong to their handles, which close them.
             throw ChildProcessError("posix_spawn \(executable): \(String(cString: strerror(result)))")
         }
         pid = child
@@ -141,9 +166,10 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
     }
 
     /// Sends SIGTERM (then the caller may `wait()`).
-    public func terminate() {
-        if isRunning { kill(pid, SIGTERM) }
-    }
+    public func terminate() { send(SIGTERM) }
+
+    /// Sends SIGKILL.
+    public func kill() { send(SIGKILL) }
 
     /// Runs `executable` to its end; its status and everything it wrote to standard output (and
     /// standard error, with `mergingErrors`).
@@ -166,19 +192,58 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
         return String(decoding: line, as: UTF8.self)
     }
 
+    /// The child's status once it ended (reaping it then), or `nil` while it runs. Blocking waits in
+    /// short sleeps, never holding the lock while it sleeps, so `terminate()` works meanwhile.
     private func reap(blocking: Bool) -> Int32? {
+        while true {
+            if let ended = reapOnce() { return ended }
+            if !blocking { return nil }
+            usleep(5_000)
+        }
+    }
+
+    private func reapOnce() -> Int32? {
         lock.lock()
         defer { lock.unlock() }
         if let status { return status }
         var raw: Int32 = 0
         var result: pid_t
-        repeat { result = waitpid(pid, &raw, blocking ? 0 : WNOHANG) } while result == -1 && errno == EINTR
+        repeat { result = waitpid(pid, &raw, WNOHANG) } while result == -1 && errno == EINTR
+        if result == -1 {
+            status = -1  // ECHILD: reaped elsewhere; it has ended
+            return status
+        }
         guard result == pid else { return nil }
         // WIFEXITED / WEXITSTATUS / WTERMSIG, spelled out (the macros don't import).
         let ending = raw & 0x7F
         status = ending == 0 ? (raw >> 8) & 0xFF : 128 + ending
         if ending != 0 { signal = ending }
         return status
+    }
+
+    /// Sends `signal` unless the child was reaped (then its pid may be another process's).
+    private func send(_ signalNumber: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        if status == nil { Self.signal(pid, signalNumber) }
+    }
+
+    deinit {
+        // Never left running or a zombie: a child dropped while it runs is killed and reaped.
+        if status == nil, reapOnce() == nil {
+            Self.signal(pid, SIGKILL)
+            var raw: Int32 = 0
+            _ = waitpid(pid, &raw, 0)
+        }
+    }
+
+    /// `kill(2)` (the method of that name is this class's).
+    private static func signal(_ pid: pid_t, _ number: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.kill(pid, number)
+        #else
+        _ = Darwin.kill(pid, number)
+        #endif
     }
 
     private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32)? = {

@@ -37,9 +37,15 @@ import Testing
             onOwnThread {
                 var environment = ProcessInfo.processInfo.environment
                 environment["SWIFT_BACKTRACE"] = "enable=no"
+                // Standard error to a file: a probe that writes much can't fill a pipe and stall.
+                let errorsFile = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-probe-\(UUID().uuidString).err")
+                _ = FileManager.default.createFile(atPath: errorsFile.path, contents: nil)
+                defer { try? FileManager.default.removeItem(at: errorsFile) }
                 let process: ChildProcess
                 do {
-                    process = try ChildProcess(probe.path, arguments, environment: environment, errors: .pipe)
+                    let handle = try FileHandle(forWritingTo: errorsFile)
+                    defer { try? handle.close() }
+                    process = try ChildProcess(probe.path, arguments, environment: environment, errors: .file(handle))
                 } catch {
                     continuation.resume(throwing: error)
                     return
@@ -47,10 +53,11 @@ import Testing
                 let timedOut = !process.wait(upTo: limit)
                 if timedOut {
                     process.terminate()
+                    if !process.wait(upTo: 5) { process.kill() }
                     process.wait()
                 }
                 let out = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-                let err = String(decoding: process.errorOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+                let err = (try? String(contentsOf: errorsFile, encoding: .utf8)) ?? ""
                 let status = process.wait()
                 let signal = process.terminationSignal
                 continuation.resume(

@@ -25,8 +25,9 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
     @MainActor @Test func aMainActorObserverIsDeinitialisedOnTheMainThreadWhileOthersCountAndPrune() async throws {
         let dispatcher = Dispatcher()
         let stop = Box(false)
-        // Two threads ask the registry about the type's observers as fast as they can: counting loads
-        // liveness, and so does pruning after a delivery to a dead `Sendable` observer.
+        // A thread asks the registry for the type's observers as fast as it can (counting asks every
+        // entry's liveness). A race: this catches a load off the main queue only now and then; the
+        // test below catches it every time.
         let counting = Thread {
             while !stop.value { _ = dispatcher.observerCount(for: Get.self) }
         }

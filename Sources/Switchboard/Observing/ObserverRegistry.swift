@@ -178,7 +178,7 @@ final class ObserverRegistry: Sendable {
     func pruneDeallocated(_ typeKey: ObjectIdentifier) {
         let dead = snapshot(typeKey).flatMap(\.entries).filter { !$0.isAlive }
         guard !dead.isEmpty else { return }
-        let identities = Set(dead.map(ObjectIdentifier.init))
-        removeEntries(typeKey: typeKey) { identities.contains(ObjectIdentifier($0)) }
+        // By reference, with `dead` holding them: an address freed meanwhile can't stand for a new entry.
+        removeEntries(typeKey: typeKey) { entry in dead.contains { $0 === entry } }
     }
 }

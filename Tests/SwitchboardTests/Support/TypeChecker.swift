@@ -93,6 +93,7 @@ enum TypeChecker {
         if !process.wait(upTo: timeout) {
             timedOut = true
             process.terminate()
+            if !process.wait(upTo: 5) { process.kill() }
         }
         let status = process.wait()
         try? handle.close()
