@@ -1,4 +1,5 @@
 import Foundation
+import LoopbackServer
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,9 @@ import Glibc
 /// it, nginx's `$connection`) over TLS on two more ports: one offering HTTP/2 by ALPN, one HTTP/1.1
 /// only (the `http2` scenario).
 final class NginxServer {
-    private let process = Process()
+    /// A shell that runs nginx and ends it when the bench ends, however the bench ends (a killed or
+    /// timed-out run leaves no nginx behind).
+    private var process: ChildProcess?
     private let directory: URL
     let baseURL: URL
     /// `https://localhost:<port>` offering HTTP/2, and one serving HTTP/1.1 only (with a certificate).
@@ -71,10 +74,18 @@ final class NginxServer {
             """
         let file = directory.appendingPathComponent("nginx.conf")
         try config.write(to: file, atomically: true, encoding: .utf8)
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-c", file.path, "-p", directory.path, "-e", "\(directory.path)/error.log"]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        // The watchdog: nginx in the background, ended when the shell is told to stop (TERM) or when
+        // the bench's process is gone (checked twice a second).
+        let watchdog = """
+            '\(nginx)' -c '\(file.path)' -p '\(directory.path)' -e '\(directory.path)/error.log' &
+            server=$!
+            trap 'kill $server 2>/dev/null; wait $server; rm -rf "\(directory.path)"; exit 0' TERM INT
+            while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done
+            kill $server 2>/dev/null
+            wait $server
+            rm -rf '\(directory.path)'
+            """
+        process = try ChildProcess("/bin/sh", ["-c", watchdog], output: .null)
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         if tlsPorts.count == 2 {
             http2URL = URL(string: "https://localhost:\(tlsPorts[0])")!
@@ -118,12 +129,12 @@ final class NginxServer {
     }
 
     func stop() {
-        guard process.isRunning else {
-            try? FileManager.default.removeItem(at: directory)
-            return
+        if let process {
+            process.terminate()
+            if !process.wait(upTo: 10) { process.kill() }
+            process.wait()
         }
-        process.terminate()
-        process.waitUntilExit()
+        process = nil
         try? FileManager.default.removeItem(at: directory)
     }
 }

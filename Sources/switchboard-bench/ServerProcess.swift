@@ -6,25 +6,17 @@ import Glibc
 
 /// The loopback server in its own process, so the client's CPU time (getrusage) is the client's alone.
 final class ServerProcess {
-    let process = Process()
+    let process: ChildProcess
     let baseURL: URL
 
-    /// Starts this executable again as the server (`switchboard-bench --serve`), so the bench needs no
-    /// other product built.
+    /// Starts this executable again as the server (`switchboard-bench --serve <this pid>`), so the bench
+    /// needs no other product built. The server ends itself when this process is gone.
     init() throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        process.arguments = ["--serve"]
-        process.standardOutput = output
-        try process.run()
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        process = try ChildProcess(executable, ["--serve", "\(getpid())"])
         // The first line is `listening on http://127.0.0.1:PORT`.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw BenchError("the server process exited before listening") }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = process.readLine()
+        if text.isEmpty { throw BenchError("the server process exited before listening") }
         guard let range = text.range(of: "http://"), let url = URL(string: String(text[range.lowerBound...]).trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw BenchError("unexpected server output: \(text)")
         }
@@ -32,12 +24,13 @@ final class ServerProcess {
     }
 
     func stop() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.kill()
+        process.wait()
     }
 }
 
-/// `switchboard-bench --serve`: the standard loopback server, until killed.
+/// `switchboard-bench --serve [parent pid]`: the standard loopback server, until killed or until the
+/// parent is gone.
 enum ServeMode {
     static func run() -> Never {
         signal(SIGPIPE, SIG_IGN)
@@ -46,11 +39,16 @@ enum ServeMode {
         var noSignals = sigset_t()
         sigemptyset(&noSignals)
         sigprocmask(SIG_SETMASK, &noSignals, nil)
+        // The bench that started us: when it is gone (killed, timed out), so are we.
+        let parent = CommandLine.arguments.dropFirst(2).first.flatMap { pid_t($0) }
         do {
             let server = try LoopbackServer.standard()
             print("listening on \(server.baseURL.absoluteString)")
             fflush(nil)
-            while true { sleep(3600) }
+            while true {
+                sleep(1)
+                if let parent, getppid() != parent { exit(0) }
+            }
         } catch {
             FileHandle.standardError.write(Data("switchboard-bench --serve: \(error)\n".utf8))
             exit(1)
