@@ -200,3 +200,39 @@ final class WeakBox<T: AnyObject & Sendable>: Sendable {
     func set(_ value: T) { storage.withLock { $0.value = value } }
     var isEmpty: Bool { storage.withLock { $0.value == nil } }
 }
+
+/// No wake-ups while waiting: the deadline sweeper's one timer is set for the earliest deadline, so a
+/// send that waits long for its answer (a download's 24 h, a slow server) wakes nothing meanwhile; the
+/// deadline still fires on time.
+@Suite(timeLimit(minutes: 1)) struct DeadlineTimerTests {
+    @Test(arguments: TransportUnderTest.network) func aSendWaitingForItsAnswerWakesNothingUntilItsDeadline(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let arrived = Box(false)
+            let release = Box(false)
+            server.route("GET", "/held") { request in
+                arrived.mutate { $0 = true }
+                _ = request.wait(timeout: 30) { release.value }
+                return .json(["ok": true])
+            }
+            let client = makeClient(server, on: kind)
+            let sweepsBefore = client.deadlineSweeps
+            let done = Box<Result<Response<Get>, NetworkError>?>(nil)
+            client.send(Get("/held").with(\.timeout, 60)) { result in done.mutate { $0 = result } }
+            #expect(await eventually(timeout: 30) { arrived.value })
+            // Held for a second of waiting (the old sweeper ticked 20 times in it).
+            try await Task.sleep(nanoseconds: 1_000_000_000)
+            #expect(client.deadlineSweeps == sweepsBefore, "the sweeper woke \(client.deadlineSweeps - sweepsBefore) times while the send waited")
+            release.mutate { $0 = true }
+            #expect(await eventually(timeout: 30) { done.value != nil })
+            #expect((try? done.value?.get())?.json["ok"] == true)
+            // A short deadline still ends a held send, at its time.
+            release.mutate { $0 = false }
+            arrived.mutate { $0 = false }
+            let started = Date()
+            let late = await client.result(Get("/held").with(\.timeout, 0.5))
+            #expect(late.failure.map { if case .timedOut = $0 { true } else { false } } == true, "\(String(describing: late.failure))")
+            #expect(Date().timeIntervalSince(started) < 10)
+            release.mutate { $0 = true }
+        }
+    }
+}

@@ -65,15 +65,20 @@ public final class Dispatcher: Sendable {
         ownsTransport = transport == nil
         sweeper = DeadlineSweeper { [inFlight] now in
             let operations = inFlight.withLock { Array($0.values) }
+            var found = DeadlineSweeper.Sweep(earliest: .max, owned: false)
             for operation in operations {
-                if let owner = operation.owner, owner.isReleased {
-                    // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user code.
-                    DispatchQueue.global().async { operation.cancel() }
-                } else {
-                    operation.expire(now: now)
+                if let owner = operation.owner {
+                    if owner.isReleased {
+                        // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user code.
+                        DispatchQueue.global().async { operation.cancel() }
+                        continue
+                    }
+                    found.owned = true
                 }
+                operation.expire(now: now)
+                found.earliest = min(found.earliest, operation.deadline)
             }
-            return operations.count
+            return found
         }
     }
 
@@ -199,6 +204,7 @@ public final class Dispatcher: Sendable {
             completion: completion,
             coalescer: coalescer,
             owner: owner,
+            deadlines: sweeper,
             // The in-flight table, not the dispatcher: a send that ends after its dispatcher was
             // released must still leave it (the sweeper counts what is in it).
             onFinish: { [inFlight] id in inFlight.withLock { _ = $0.removeValue(forKey: id) } }
@@ -220,10 +226,13 @@ public final class Dispatcher: Sendable {
             error: .proxyFailed(reason: "the transport (\(name)) doesn't apply this dispatcher's proxy setting: it was given to the dispatcher, or made without it"))
     }
 
+    /// How many times the deadline sweeper's timer has fired: for the package's tests.
+    var deadlineSweeps: Int { sweeper.sweepCount }
+
     /// Puts `operation` in flight (the sweeper watches its deadline) and starts it on `transport`.
     func launch<R: Request>(_ operation: RequestOperation<R>, on transport: any Transport) {
         inFlight.withLock { $0[operation.id] = operation }
-        sweeper.ensureRunning()
+        if operation.owner != nil { sweeper.watchOwner() }
         operation.start(on: transport)
     }
 

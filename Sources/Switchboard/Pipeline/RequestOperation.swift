@@ -22,6 +22,9 @@ protocol InFlightOperation: AnyObject, Sendable {
     /// Ends the send if its attempt's deadline (or a cancel's grace period) has passed by `now`
     /// (uptime nanoseconds), whatever the transport does.
     func expire(now: UInt64)
+    /// When the sweeper must look at the send next (uptime nanoseconds): its attempt's deadline, a
+    /// stop's grace period, or `.max`.
+    var deadline: UInt64 { get }
 }
 
 /// The phase of a ``RequestOperation``, outside the generic class (as ``OperationState`` is), so that
@@ -61,8 +64,17 @@ private struct OperationState {
     /// Transfers started so far: what the terminal event reports as `attempts`.
     var transfers = 0
     /// When the sweeper acts (uptime nanoseconds): the attempt's deadline while it runs; the end of
-    /// the grace period while it stops; `.max` otherwise.
-    var deadline = UInt64.max
+    /// the grace period while it stops; `.max` otherwise. A moment earlier than before is told to the
+    /// sweeper, whose one timer is set for the earliest it knows.
+    var deadline = UInt64.max {
+        didSet { if deadline < oldValue { deadlines?.ensure(by: deadline) } }
+    }
+    /// The dispatcher's sweeper (`nil` for an operation no dispatcher watches).
+    let deadlines: DeadlineSweeper?
+
+    init(deadlines: DeadlineSweeper?) {
+        self.deadlines = deadlines
+    }
     /// What the attempts send (before the adapters, which run again for each), and through which
     /// transport.
     var route: (prepared: RequestBuilder.Prepared, transport: any Transport)?
@@ -136,7 +148,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private let completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?
     private let completionQueue: CallbackQueue
     private let onFinish: @Sendable (UInt64) -> Void
-    private let state = Locked(OperationState())
+    private let state: Locked<OperationState>
     private let hooks: [any ResponseHook]
     private let retryPolicy: RetryPolicy
     /// The send's monitors (logging first, when on); empty, with no context allocated, when none.
@@ -178,8 +190,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?,
         coalescer: Coalescer? = nil,
         owner: AnyObject? = nil,
+        deadlines: DeadlineSweeper? = nil,
         onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
+        state = Locked(OperationState(deadlines: deadlines))
         progressHandler = progress
         // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
         // class's value always, since a subclass may be the download.
@@ -844,6 +858,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
     /// `timedOut`); a stop the transport hasn't reported within the grace period ends without it.
+    var deadline: UInt64 { state.withLock { $0.deadline } }
+
     func expire(now: UInt64) {
         var settleLater: (attempt: Int, outcome: Outcome, delay: TimeInterval?)?
         let action = state.withLock { state -> ExpireAction in
