@@ -5,7 +5,7 @@ import Foundation
 /// all at once; and the list of sends running now.
 extension Dispatcher {
     /// Sends a request that belongs to `owner`: it is cancelled when `owner` is deallocated (within
-    /// about 50 ms, at the dispatcher's next deadline check) or by ``cancel(owner:)``. The owner is held
+    /// about 200 ms: the dispatcher looks at its sends' owners that often) or by ``cancel(owner:)``. The owner is held
     /// weakly; the send keeps nothing of it alive.
     ///
     /// ```swift
