@@ -73,6 +73,13 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
             for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
             return (fds[0], fds[1])
         }
+        /// A pipe whose write end becomes the child's `fd`; returns the parent's read end and the write end.
+        func readablePipe(onto fd: Int32) throws -> (handle: FileHandle, write: Int32) {
+            let ends = try pipeEnds()
+            posix_spawn_file_actions_adddup2(&actions, ends.write, fd)
+            childEnds.append(ends.write)
+            return (FileHandle(fileDescriptor: ends.read, closeOnDealloc: true), ends.write)
+        }
         let devNull = "/dev/null"
         var inputHandle: FileHandle?
         switch inputStream {
@@ -90,11 +97,7 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
         var outputWrite: Int32 = -1
         switch outputStream {
         case .pipe, .output:
-            let ends = try pipeEnds()
-            posix_spawn_file_actions_adddup2(&actions, ends.write, 1)
-            childEnds.append(ends.write)
-            outputWrite = ends.write
-            outputHandle = FileHandle(fileDescriptor: ends.read, closeOnDealloc: true)
+            (outputHandle, outputWrite) = try readablePipe(onto: 1)
         case .file(let handle):
             posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 1)
         case .null:
@@ -107,10 +110,7 @@ public final class ChildProcess: @unchecked Sendable {  // `@unchecked`: `pid` a
         case .output:
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         case .pipe:
-            let ends = try pipeEnds()
-            posix_spawn_file_actions_adddup2(&actions, ends.write, 2)
-            childEnds.append(ends.write)
-            errorHandle = FileHandle(fileDescriptor: ends.read, closeOnDealloc: true)
+            errorHandle = try readablePipe(onto: 2).handle
         case .file(let handle):
             posix_spawn_file_actions_adddup2(&actions, handle.fileDescriptor, 2)
         case .null:

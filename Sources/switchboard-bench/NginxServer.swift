@@ -26,15 +26,7 @@ final class NginxServer {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"].first(where: FileManager.default.isExecutableFile) else {
             throw BenchError("SWITCHBOARD_BENCH_SERVER=nginx, but nginx is not installed")
         }
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
-        close(socket)
+        let port = try Self.freePort()
         let tlsPorts = certificate == nil ? [] : [try Self.freePort(), try Self.freePort()]
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-bench-nginx-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

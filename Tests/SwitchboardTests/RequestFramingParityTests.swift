@@ -11,10 +11,7 @@ import Testing
 /// after a redirect's head, the default `User-Agent`'s app name.
 @Suite(timeLimit(minutes: 1)) struct RequestFramingParityTests {
     static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:]) -> URLRequest {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        return request
+        TransportConformanceTests.request(url, method: method, headers: headers)
     }
 
     /// URLSession (on every platform) calls a POST's body without a type a form; libcurl's POST
