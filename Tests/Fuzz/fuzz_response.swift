@@ -1,7 +1,7 @@
-// Target: ResponseValidator.lastMediaType(in:) (+ mimeType(of:) and isAcceptable) and
-// RetryPolicy.parseRetryAfter(_:now:) (Sources/Switchboard/Pipeline/ResponseValidator.swift,
-// Sources/Switchboard/Features/Retry/RetryPolicy.swift). ResponseValidator.swift names Request,
-// Response, Configuration, TransportResponse..., so this harness is built with the whole module
+// Target: MediaType.lastMediaType(in:) (+ mimeType(of:) and isAcceptable) and
+// RetryPolicy.parseRetryAfter(_:now:) (Sources/Switchboard/Rules/MediaType.swift,
+// Sources/Switchboard/Features/Retry/RetryPolicy.swift). The ResponseHead check needs much of the module (Request,
+// Response, Configuration, TransportResponse...), so this harness is built with the whole module
 // (every file of Sources/Switchboard, nothing stubbed or copied).
 // Input: the whole input is the Content-Type value and the Retry-After value.
 // Checks: no trap; lastMediaType returns nil or a trimmed, lower-cased type containing '/' without ';';
@@ -21,29 +21,29 @@ let acceptable: Set<String> = Configuration().acceptableContentTypes
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = inputText(data, size)
 
-    if let type = ResponseValidator.lastMediaType(in: text) {
+    if let type = MediaType.lastMediaType(in: text) {
         expect(
             "media",
             type.contains("/") && !type.contains(";") && type == type.lowercased()
                 && type == type.trimmingCharacters(in: .whitespaces),
             "lastMediaType(in: \(text.debugDescription)) = \(type.debugDescription)")
     }
-    if let fast = ResponseValidator.fastMediaType(text) {
+    if let fast = MediaType.fastMediaType(text) {
         expect(
-            "fast-media", fast == ResponseValidator.lastMediaType(in: text),
-            "fastMediaType(\(text.debugDescription)) = \(fast.debugDescription), lastMediaType \(String(describing: ResponseValidator.lastMediaType(in: text)))")
+            "fast-media", fast == MediaType.lastMediaType(in: text),
+            "fastMediaType(\(text.debugDescription)) = \(fast.debugDescription), lastMediaType \(String(describing: MediaType.lastMediaType(in: text)))")
     }
     // A head as the libcurl transport parses it reads the type as the HTTPURLResponse made from it does.
     let parsed = ResponseHead(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", fields: [HTTPHeaders.Field(name: "content-type", value: text)])
     expect(
-        "head-mime", parsed.mimeType == ResponseValidator.mimeType(of: parsed.response),
-        "Content-Type \(text.debugDescription): parsed head \(String(describing: parsed.mimeType)), HTTPURLResponse \(String(describing: ResponseValidator.mimeType(of: parsed.response)))"
+        "head-mime", parsed.mimeType == MediaType.mimeType(of: parsed.response),
+        "Content-Type \(text.debugDescription): parsed head \(String(describing: parsed.mimeType)), HTTPURLResponse \(String(describing: MediaType.mimeType(of: parsed.response)))"
     )
     if let response = HTTPURLResponse(url: responseURL, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": text]) {
-        let mime = ResponseValidator.mimeType(of: response)
-        _ = ResponseValidator.isAcceptable(mime, in: acceptable)
-        _ = ResponseValidator.isAcceptable(mime, in: ["*/*"])
-        _ = ResponseValidator.isAcceptable(mime, in: ["text/*", "application/json"])
+        let mime = MediaType.mimeType(of: response)
+        _ = MediaType.isAcceptable(mime, in: acceptable)
+        _ = MediaType.isAcceptable(mime, in: ["*/*"])
+        _ = MediaType.isAcceptable(mime, in: ["text/*", "application/json"])
     }
 
     // Known trap (see README): DateFormatter.date(from:) on Linux traps when ICU stops parsing inside a

@@ -133,8 +133,8 @@ import Testing
             }
             #expect(received == "text/plain")
         }
-        #expect(ResponseValidator.lastMediaType(in: #"multipart/mixed; boundary="a,b", application/json; charset=utf-8"#) == "application/json")
-        #expect(ResponseValidator.lastMediaType(in: "application/json, ") == "application/json")
+        #expect(MediaType.lastMediaType(in: #"multipart/mixed; boundary="a,b", application/json; charset=utf-8"#) == "application/json")
+        #expect(MediaType.lastMediaType(in: "application/json, ") == "application/json")
     }
 }
 

@@ -154,21 +154,21 @@ import Testing
         // FoundationNetworking already lower-cases `mimeType` on Linux; the trimming is ours.
         let url = try #require(URL(string: "http://127.0.0.1/x"))
         let response = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": header]))
-        #expect(ResponseValidator.mimeType(of: response) == expected)
+        #expect(MediaType.mimeType(of: response) == expected)
         let bare = try #require(HTTPURLResponse(url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:]))
-        #expect(ResponseValidator.mimeType(of: bare) == nil)
+        #expect(MediaType.mimeType(of: bare) == nil)
     }
 
     @Test func plusJSONContentTypesAreAcceptedWithApplicationJSON() {
-        #expect(ResponseValidator.isAcceptable("application/problem+json", in: ["application/json"]))
-        #expect(!ResponseValidator.isAcceptable("text/plain", in: ["application/json"]))
-        #expect(!ResponseValidator.isAcceptable(nil, in: ["application/json"]))
+        #expect(MediaType.isAcceptable("application/problem+json", in: ["application/json"]))
+        #expect(!MediaType.isAcceptable("text/plain", in: ["application/json"]))
+        #expect(!MediaType.isAcceptable(nil, in: ["application/json"]))
         // "Any" is explicit (`*/*`); an empty set accepts nothing; `type/*` accepts its subtypes.
-        #expect(ResponseValidator.isAcceptable(nil, in: ["*/*"]))
-        #expect(ResponseValidator.isAcceptable("text/html", in: Configuration.anyContentType))
-        #expect(!ResponseValidator.isAcceptable("application/json", in: []))
-        #expect(!ResponseValidator.isAcceptable(nil, in: []))
-        #expect(ResponseValidator.isAcceptable("text/csv", in: ["text/*"]))
-        #expect(!ResponseValidator.isAcceptable("application/csv", in: ["text/*"]))
+        #expect(MediaType.isAcceptable(nil, in: ["*/*"]))
+        #expect(MediaType.isAcceptable("text/html", in: Configuration.anyContentType))
+        #expect(!MediaType.isAcceptable("application/json", in: []))
+        #expect(!MediaType.isAcceptable(nil, in: []))
+        #expect(MediaType.isAcceptable("text/csv", in: ["text/*"]))
+        #expect(!MediaType.isAcceptable("application/csv", in: ["text/*"]))
     }
 }

@@ -23,7 +23,7 @@ import Testing
         let made = head.response
         #expect(head.statusCode == 201 && made.statusCode == 201)
         #expect(head.expectedContentLength == 42 && made.expectedContentLength == 42)
-        #expect(head.mimeType == "application/json" && ResponseValidator.mimeType(of: made) == "application/json")
+        #expect(head.mimeType == "application/json" && MediaType.mimeType(of: made) == "application/json")
         #expect(head.value("SET-COOKIE") == "a=1, b=2" && made.value(forHTTPHeaderField: "Set-Cookie") == "a=1, b=2")
         #expect(head.headers.count == 4 && head.headers["x-custom"] == "v" && head.headers["Set-Cookie"] == "a=1, b=2")
         #expect(head.response === made, "made once")
@@ -46,21 +46,21 @@ import Testing
         #expect(Self.head([("Content-Type", "  TEXT/Plain ;q=1")]).mimeType == "text/plain")
         // An unusual type is read as the HTTPURLResponse reads it (so both transports agree).
         let odd = Self.head([("Content-Type", "nonsense")])
-        #expect(odd.mimeType == ResponseValidator.mimeType(of: odd.response))
+        #expect(odd.mimeType == MediaType.mimeType(of: odd.response))
     }
 
     @Test func aResponseFromAParsedHeadKeepsItsPublicFace() throws {
         let head = Self.head([("Content-Type", "application/json"), ("ETag", "\"v1\"")])
         let transport = TransportResponse(head: head, data: Data("{\"ok\":true}".utf8), timing: Timing(start: Date(), timeToFirstByte: nil, duration: 0))
         let request = Get("/x")
-        let response = Response(request: request, parts: try ResponseValidator.validate(transport, for: request, configuration: Configuration()).get())
+        let response = Response(request: request, parts: try ResponseCheck(request: request, configuration: Configuration(), hooks: []).validate(transport, origin: .network).get())
         #expect(response.statusCode == 200 && response.httpResponse.statusCode == 200)
         #expect(response.headers["etag"] == "\"v1\"" && response.httpResponse.value(forHTTPHeaderField: "ETag") == "\"v1\"")
         #expect(response.json["ok"] == true)
         #expect(transport.httpResponse === head.response)
         // A failing status still reports its head and body.
         let failing = TransportResponse(head: Self.head([("Content-Type", "text/html")], status: 503), data: Data("<p>busy</p>".utf8), timing: transport.timing)
-        let error = ResponseValidator.validate(failing, for: Get("/x"), configuration: Configuration()).failure
+        let error = ResponseCheck(request: Get("/x"), configuration: Configuration(), hooks: []).validate(failing, origin: .network).failure
         #expect(error?.statusCode == 503 && error?.errorResponse?.headers["content-type"] == "text/html")
     }
 }

@@ -108,12 +108,12 @@ final class ResponseHead: Sendable {
     var mimeType: String? {
         switch storage {
         case .made(let response):
-            return ResponseValidator.mimeType(of: response)
+            return MediaType.mimeType(of: response)
         case .parsed:
             guard let type = value("Content-Type") else { return nil }
             // The usual `type/subtype[; parameters]` directly; anything unusual as the HTTPURLResponse
             // reads it, so both transports accept and reject the same types.
-            return ResponseValidator.fastMediaType(type) ?? ResponseValidator.mimeType(of: response)
+            return MediaType.fastMediaType(type) ?? MediaType.mimeType(of: response)
         }
     }
 

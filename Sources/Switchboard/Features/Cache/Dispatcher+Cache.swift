@@ -31,7 +31,8 @@ extension Dispatcher {
             allowingExpired || entry.isFresh(at: Date()),
             let transported = CacheStage.transportResponse(entry)
         else { return nil }
-        return try? ResponseValidator.validate(transported, for: request, configuration: configuration, origin: .cache).map { Response(request: request, parts: $0) }.get()
+        let check = ResponseCheck(request: request, configuration: configuration, hooks: [])
+        return try? check.validate(transported, origin: .cache, parsed: entry.decoded?.json).map { Response(request: request, parts: $0) }.get()
     }
 
     /// Removes the stored response for `request` (its key: method, final URL, body, sensitive data,

@@ -3,45 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Turns what the transport got into a ``Response`` or a ``NetworkError`` (step 5 of the flow):
-/// status first (so a 500 with an HTML page reports its status and body), then content type, then the
-/// body decoded once, then the JSON's shape.
-enum ResponseValidator {
-    /// The response's parts (the caller adds the request), or the error.
-    static func validate<R: Request>(
-        _ transport: TransportResponse,
-        for request: R,
-        configuration: Configuration,
-        origin: ResponseOrigin = .network,
-        parsed: JSON? = nil
-    ) -> Result<ResponseParts, NetworkError> {
-        let head = transport.head
-        let status = head.statusCode
-        let validation = request.validation
-        let acceptable = validation.statusCodes ?? configuration.acceptableStatusCodes
-        guard acceptable.contains(status) else {
-            let failure = ErrorResponse(head.response, body: transport.data)
-            return .failure(status == 401 ? .unauthorized(failure) : .httpStatus(failure))
-        }
-        var json = JSON.null
-        if request.responseFormat == .json, !transport.data.isEmpty {
-            let types = validation.contentTypes ?? configuration.acceptableContentTypes
-            let mime = head.mimeType
-            guard isAcceptable(mime, in: types) else {
-                return .failure(.unacceptableContentType(received: mime, acceptable: types, response: ErrorResponse(head.response, body: transport.data)))
-            }
-            do {
-                json = try parsed ?? JSON.parse(transport.data)
-            } catch {
-                return .failure(.decoding(reason: "\(error)", snippet: configuration.redaction.snippet(of: transport.data, limit: 120)))
-            }
-        }
-        if request.responseFormat == .json, let shape = validation.shape, let mismatch = shape.mismatch(in: json) {
-            return .failure(.jsonShape(mismatch))
-        }
-        return .success(ResponseParts(head: head, data: transport.data, fileURL: transport.fileURL, json: json, origin: origin, timing: transport.timing))
-    }
-
+/// Media types as responses name them: the MIME type of a `Content-Type` (the last of several, without
+/// parameters, lower-cased) and whether a set of acceptable types accepts it.
+enum MediaType {
     /// The response's MIME type, lower-cased, without parameters. Of several `Content-Type` lines
     /// (which Foundation joins with commas) the last counts, as in browsers.
     static func mimeType(of response: HTTPURLResponse) -> String? {

@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Stage 2 — authenticate: for every attempt (a retry may carry a fresh token), the request adapters
+/// (synchronous: the configuration's, then the request's `pipeline`'s), then the interceptors' `adapt`
+/// (asynchronous: a token refresh suspends here) inside the send's ``RefreshScope``, so a refresh's own
+/// sends are not adapted by the interceptor that made them. The result is checked (method, URL, every
+/// header): a bad one, or an adapter or interceptor that throws, is
+/// ``NetworkError/invalidRequest(reason:)`` and nothing is sent.
+enum AuthenticateStage {
+    /// The synchronous part: the adapters on `prepared`, and the check.
+    static func adapt<R: Request>(_ prepared: RequestBuilder.Prepared, for request: R, configuration: Configuration, adapters: [any RequestAdapter]) throws(NetworkError)
+        -> URLRequest
+    {
+        try RequestBuilder.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
+    }
+
+    /// The asynchronous part: each interceptor's `adapt`, in order, then the check.
+    static func intercept<R: Request>(_ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], scope: RefreshScope) async -> Result<
+        URLRequest, NetworkError
+    > {
+        do {
+            var outgoing = try OutgoingRequest(urlRequest)
+            for interceptor in interceptors {
+                do {
+                    let given = outgoing
+                    outgoing = try await scope.running { try await interceptor.adapt(given, for: request) }
+                } catch let error as NetworkError {
+                    throw error
+                } catch {
+                    throw NetworkError.invalidRequest(reason: "interceptor \(type(of: interceptor)) threw: \(error)")
+                }
+            }
+            try RequestBuilder.check(url: outgoing.url, method: outgoing.method.rawValue, headers: outgoing.headers)
+            return .success(outgoing.urlRequest)
+        } catch {
+            return .failure(error as? NetworkError ?? .invalidRequest(reason: "\(error)"))
+        }
+    }
+}
