@@ -20,32 +20,19 @@ final class RequestOperation<R: Request>: InFlightOperation {
     let owner: OwnerLink?
     let startedAt = Date()
     let state: Locked<OperationState>
-    /// Stages 6 to 8 (with the request, the configuration and the response hooks).
-    let check: ResponseCheck<R>
-    private let delivery: Delivery<R>
-    private let retryPolicy: RetryPolicy
-    /// The send's monitors (logging first, when on); empty, with no context allocated, when none.
-    private let monitors: Monitors
-    private let adapters: [any RequestAdapter]
-    private let interceptors: [any RequestInterceptor]
-    /// The deadline of each attempt, in seconds (read once: no user code under the lock).
-    private let timeout: TimeInterval
+    /// What the send read once from the request, its pipeline and the configuration.
+    let plan: SendPlan<R>
+    let delivery: Delivery<R>
     /// The send's own progress closure, called on the completion queue.
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
-    /// For a ``DownloadRequest``: where the file goes and whether it resumes (read once).
-    private let download: (destination: DownloadDestination, resumes: Bool)?
-    /// Where identical transfers are shared, when this request may share one.
-    private let coalescer: Coalescer?
-    /// The request's cache policy (read once: it is the request's code).
-    private let cachePolicy: CachePolicy?
     /// `response(for:)`'s continuation. `nonisolated(unsafe)`: written once by ``resume(_:)`` before
     /// ``start(on:)``, read once at delivery, which follows `start`'s taking of the state's lock on the
     /// writing thread (the lock orders the write before the read); until `start` no other thread can
     /// reach the operation.
     private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
 
-    var request: R { check.request }
-    var configuration: Configuration { check.configuration }
+    var request: R { plan.check.request }
+    var configuration: Configuration { plan.check.configuration }
 
     init(
         id: UInt64, request: R, configuration: Configuration, registry: ObserverRegistry, completionQueue: CallbackQueue,
@@ -55,25 +42,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
         self.id = id
         state = Locked(OperationState(deadlines: deadlines))
         progressHandler = progress
-        // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
-        // class's value always, since a subclass may be the download.
-        download =
-            R.self is AnyClass || R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
-        let pipeline = request.pipeline
-        check = ResponseCheck(
-            request: request, configuration: configuration,
-            hooks: joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks))
+        plan = SendPlan(request, configuration: configuration, id: id, coalescer: coalescer)
         delivery = Delivery(
             registry: registry, completion: completion, completionQueue: completionQueue, callbackQueue: configuration.callbackQueue, onFinish: onFinish,
             refreshScope: RefreshScope.current)
-        retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
-        monitors = Monitors(joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
-        adapters = joined(configuration.adapters, pipeline.adapters)
-        interceptors = configuration.interceptors
-        timeout = request.timeout ?? configuration.timeout
         self.owner = owner.map(OwnerLink.init)
-        cachePolicy = request.cachePolicy
-        self.coalescer = CoalesceStage.coalescer(for: request, isDownload: download != nil, configuration: configuration, coalescer)
     }
 
     /// Resumes `continuation` with the result, after the observers (as a completion on `.immediate`
@@ -91,7 +64,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Posts `started`, then stage 1 (on a global queue when it reads files or streams).
     func start(on transport: any Transport) {
-        monitors.each { $0.requestDidStart($1) }
+        plan.monitors.each { $0.requestDidStart($1) }
         post(.started)
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
@@ -110,9 +83,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         } catch {
             return finish(.failure(error))
         }
-        let setting = cachePolicy.flatMap {
+        let setting = plan.cachePolicy.flatMap {
             CacheLookupStage.setting(
-                for: request, isDownload: download != nil, prepared: prepared, configuration: configuration, policy: $0, cookies: transport.addedCookies)
+                for: request, isDownload: plan.download != nil, prepared: prepared, configuration: configuration, policy: $0, cookies: transport.addedCookies)
         }
         attempt(1, prepared, on: transport, cacheSetting: setting)
     }
@@ -121,13 +94,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
         let urlRequest: URLRequest
         do {
-            urlRequest = try AuthenticateStage.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
+            urlRequest = try AuthenticateStage.adapt(prepared, for: request, configuration: configuration, adapters: plan.adapters)
         } catch {
             return finish(.failure(error))
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
+        let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
         let begun = state.withLock {
-            $0.begin(number, route: (prepared, transport), deadline: deadline, cacheSetting: cacheSetting, intercepts: !interceptors.isEmpty)
+            $0.begin(number, route: (prepared, transport), deadline: deadline, cacheSetting: cacheSetting, intercepts: !plan.interceptors.isEmpty)
         }
         switch begun {
         case nil: _ = takePendingCancel()  // cancelled (maybe by an observer of `started`) or finished
@@ -137,10 +110,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
     }
 
-    /// Stage 2's interceptors, in a task (the attempt's deadline runs; a cancel cancels the task).
+    /// Stage 2's plan.interceptors, in a task (the attempt's deadline runs; a cancel cancels the task).
     private func intercept(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
         let task = Task { [self] in
-            let adapted = await AuthenticateStage.intercept(urlRequest, for: request, interceptors: interceptors, scope: delivery.refreshScope)
+            let adapted = await AuthenticateStage.intercept(urlRequest, for: request, interceptors: plan.interceptors, scope: delivery.refreshScope)
             let final = (try? adapted.get()) ?? urlRequest
             switch state.withLock({ $0.adapted(number, failure: adapted.failure) }) {
             case .ignore: break
@@ -155,8 +128,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Stage 3; its answer ends the send (a fresh entry) or starts stage 5.
     private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport) {
-        let fromParts = adapters.isEmpty && interceptors.isEmpty
-        CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: fromParts, check: check) { [self] found in
+        CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check) { [self] found in
             switch state.withLock({ $0.lookedUp(number, context: found.context, fresh: found.fresh) }) {
             case true?:
                 if let stored = found.stored { complete(.success(stored)) }
@@ -172,16 +144,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Stages 4 and 5 for attempt `number` (the state is `starting`).
     private func transfer(_ number: Int, _ adapted: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
         var urlRequest = adapted
-        if cachePolicy != nil, case let (setting?, current) = state.withLock({ ($0.cacheSetting, $0.cache) }) {
+        if plan.cachePolicy != nil, case let (setting?, current) = state.withLock({ ($0.cacheSetting, $0.cache) }) {
             let context: CacheContext?
             (urlRequest, context) = CacheLookupStage.conditional(adapted, attempt: number, setting: setting, current: current)
             if number > 1 { state.withLock { $0.cache = context } }
         }
-        if let context = monitors.context {
+        if let context = plan.monitors.context {
             context.record(urlRequest)
-            monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
+            plan.monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
         }
-        if !interceptors.isEmpty { state.withLock { $0.sent = urlRequest } }
+        if !plan.interceptors.isEmpty { state.withLock { $0.sent = urlRequest } }
         var report: (@Sendable (TransferProgress) -> Void)?
         if request.reportsProgress || progressHandler != nil {
             let toObservers = request.reportsProgress
@@ -193,13 +165,12 @@ final class RequestOperation<R: Request>: InFlightOperation {
             }
         }
         // The state, not `self`, records: a weak reference to the operation would give it a side table.
-        let callbacks = TransportStage.callbacks(record: { [state] value in state.withLock { $0.progress = value } }, report: report) { [self] in
-            transferEnded($0, attempt: number)
-        }
-        let options = TransportStage.options(for: request, timeout: timeout, configuration: configuration)
+        let record: @Sendable (TransferProgress) -> Void = { [state] value in state.withLock { $0.progress = value } }
+        let callbacks = TransportStage.callbacks(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
+        let options = TransportStage.options(for: request, timeout: plan.timeout, configuration: configuration)
         let task = TransportStage.run(
-            urlRequest, prepared: prepared, origin: request, download: download, configuration: configuration, options: options, callbacks: callbacks,
-            coalescer: coalescer, on: transport)
+            urlRequest, prepared: prepared, origin: request, download: plan.download, configuration: configuration, options: options, callbacks: callbacks,
+            coalescer: plan.coalescer, on: transport)
         // Stopped while `perform` ran (its completion ends the attempt), or already ended: either way the
         // task is told to stop, which is harmless for a finished one.
         if !state.withLock({ $0.running(number, task: task, url: urlRequest.url) }) { task.cancel() }
@@ -208,15 +179,13 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Bodies up to this size are checked on the transport's queue; larger ones on a global queue.
     static var inlineDecodeLimit: Int { 64 << 10 }
 
-    static func nanoseconds(_ seconds: TimeInterval) -> UInt64 { UInt64(max(0, min(seconds, 1e9)) * 1e9) }
-
     /// The transport's completion of attempt `number`. Stages 6 to 8 run off the transport's queue when
-    /// the body is large or user code (hooks, monitors) will run. A late report is ignored.
+    /// the body is large or user code (hooks, plan.monitors) will run. A late report is ignored.
     private func transferEnded(_ result: Result<TransportResponse, NetworkError>, attempt number: Int) {
         let (current, stopReason, replaced) = state.withLock { $0.transferEnded(number) }
         withExtendedLifetime(replaced) {}  // its task (maybe user code) released outside the lock
         guard current else { return }
-        if check.hooks.isEmpty, monitors.isEmpty, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
+        if plan.check.hooks.isEmpty, plan.monitors.isEmpty, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
             endAttempt(number, result, stopReason: stopReason)
         } else {
             DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
@@ -227,30 +196,30 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// response), or the stop's reason; then stage 9. A method, not a closure: the usual case allocates nothing.
     private func endAttempt(_ number: Int, _ result: Result<TransportResponse, NetworkError>, stopReason: NetworkError?) {
         if let stopReason { return decide(.failure(stopReason), attempt: number) }
-        monitors.each { $0.request($1, didReceive: result, attempt: number) }
+        plan.monitors.each { $0.request($1, didReceive: result, attempt: number) }
         var (received, origin) = (result, ResponseOrigin.network)
-        if cachePolicy != nil, case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
+        if plan.cachePolicy != nil, case .success(let response) = result, let revalidated = CacheStage.revalidated(response, state.withLock({ $0.cache })) {
             (received, origin) = (.success(revalidated), .revalidated)
         }
-        let outcome = received.flatMap { check.validate($0, origin: origin) }
-        if !monitors.isEmpty, case .success = result {
+        let outcome = received.flatMap { plan.check.validate($0, origin: origin) }
+        if !plan.monitors.isEmpty, case .success = result {
             let decoded = outcome.map { ResponseContext(request: request, parts: $0) }
-            monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
+            plan.monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
         }
-        decide(check.hooked(outcome), attempt: number)
+        decide(plan.check.hooked(outcome), attempt: number)
     }
 
-    /// Stage 9: the interceptors (in a task: a cancel ends the send at once, the deadline hands the
+    /// Stage 9: the plan.interceptors (in a task: a cancel ends the send at once, the deadline hands the
     /// decision to the retry policy), else the retry policy.
     private func decide(_ outcome: Outcome, attempt number: Int) {
-        let policyDelay = DecideStage.policyDelay(after: number, outcome, policy: retryPolicy, method: request.method)
-        let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(timeout)
-        guard DecideStage.asksInterceptors(interceptors, outcome, attempt: number), let error = outcome.failure,
+        let policyDelay = DecideStage.policyDelay(after: number, outcome, policy: plan.retryPolicy, method: request.method)
+        let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
+        guard DecideStage.asksInterceptors(plan.interceptors, outcome, attempt: number), let error = outcome.failure,
             let asked = state.withLock({ $0.beginDeciding(number, error: error, outcome: outcome, policyDelay: policyDelay, deadline: deadline) })
         else { return settle(outcome, attempt: number, delay: policyDelay) }
         let context = RetryContext(request: asked.sent, original: request, error: error, attempt: number, errors: asked.errors)
         let task = Task { [self] in
-            let delay = await DecideStage.run(context, interceptors: interceptors, scope: delivery.refreshScope, policyDelay: policyDelay)
+            let delay = await DecideStage.run(context, interceptors: plan.interceptors, scope: delivery.refreshScope, policyDelay: policyDelay)
             settle(outcome, attempt: number, delay: delay, decidedByInterceptors: true)
         }
         if !state.withLock({ $0.keepDeciding(task, attempt: number) }) { task.cancel() }
@@ -264,7 +233,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .cancelled: complete(.failure(.cancelled))
         case .finish: complete(outcome)
         case .retry(let delay):
-            if let error = outcome.failure { monitors.each { $0.request($1, willRetry: number + 1, after: delay, because: error) } }
+            if let error = outcome.failure { plan.monitors.each { $0.request($1, willRetry: number + 1, after: delay, because: error) } }
             guard let route = state.withLock({ $0.route }) else { return }
             DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.attempt(number + 1, route.prepared, on: route.transport) }
         }
@@ -287,7 +256,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
     /// `timedOut`); a stop not reported within the grace period ends without the transport.
     func expire(now: UInt64) {
-        switch state.withLock({ $0.expire(now: now, timeout: timeout) }) {
+        switch state.withLock({ $0.expire(now: now, timeout: plan.timeout) }) {
         case .none: break
         case .stop(let task): task.cancel()
         case .cancelAdapting(let task): task?.cancel()
@@ -320,21 +289,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return (state.transfers, state.route, state.cache)
         }
         route?.prepared.temporaryFile?.remove()
-        let final = result.failure?.isCancelled == true ? result : Delivery.mapped(CacheStoreStage.run(result, context: cache, check: check), of: request, check.hooks)
-        delivery.run(final, of: request, id: id, attempts: attempts, monitors: monitors, continuation: continuation, operation: self)
-    }
-}
-
-/// `first` and `second` as one array, allocating only when both have elements (outside the generic
-/// operation, so that each element type's call is specialized).
-private func joined<Element>(_ first: [Element], _ second: [Element]) -> [Element] {
-    first.isEmpty ? second : second.isEmpty ? first : first + second
-}
-
-extension Result {
-    /// The error, or `nil` on success.
-    package var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
+        let final = result.failure?.isCancelled == true ? result : Delivery.mapped(CacheStoreStage.run(result, context: cache, check: plan.check), of: request, plan.check.hooks)
+        delivery.run(final, of: request, id: id, attempts: attempts, monitors: plan.monitors, continuation: continuation, operation: self)
     }
 }

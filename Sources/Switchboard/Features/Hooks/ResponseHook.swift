@@ -6,12 +6,16 @@ import FoundationNetworking
 /// Cross-cutting handling of every result: turn a successful answer into a failure (an API that reports
 /// errors inside a 200 body), or map a failure (token expiry, error translation).
 ///
-/// Hooks run once per send, on the final result (after retries), in order: the configuration's, then
-/// the request's, before ``RequestAccessory/willStop(_:error:)`` and before any observer or closure
-/// hears the result. They never run on the transport's queue (so a slow hook delays no other transfer):
-/// on a global dispatch queue, in a concurrency task when ``Configuration/interceptors`` decided the
-/// retry, or on the thread that called `send` when the request could not be built or a fresh cached
-/// entry answered it. A cancelled send skips them. Both methods have default implementations.
+/// ``didSucceed(_:)`` runs on each attempt's response once it passed validation (the configuration's
+/// hooks, then the request's), before the retry decision and the response cache: a response a hook
+/// rejects is a failed attempt, which interceptors and the ``RetryPolicy`` see and the cache never
+/// stores. It also runs on a stored response before it answers (a cache hit, the offline fallback).
+/// ``didFail(_:for:)`` maps the send's final failure (after retries), before
+/// ``RequestAccessory/willStop(_:error:)`` and before any observer or closure hears it. Hooks never run
+/// on the transport's queue (so a slow hook delays no other transfer): on a global dispatch queue, in a
+/// concurrency task when ``Configuration/interceptors`` decided the retry, or on the thread that called
+/// `send` when the request could not be built or a cached entry answered it. A cancelled send skips
+/// them. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)

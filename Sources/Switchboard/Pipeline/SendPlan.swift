@@ -1,0 +1,55 @@
+import Foundation
+
+/// What a send reads once, when it is made, from its request, the request's `pipeline` and the
+/// dispatcher's configuration: every later decision holds for all its attempts, and no user code runs
+/// under the send's lock.
+struct SendPlan<R: Request>: Sendable {
+    /// Stages 6 to 8, with the request, the configuration and the response hooks (the configuration's
+    /// unless the pipeline opts out, then the request's).
+    let check: ResponseCheck<R>
+    /// The request's pipeline's retry policy, else the configuration's.
+    let retryPolicy: RetryPolicy
+    /// The monitors (logging first, when on); empty, with no context allocated, when none.
+    let monitors: Monitors
+    /// The request adapters: the configuration's, then the pipeline's.
+    let adapters: [any RequestAdapter]
+    let interceptors: [any RequestInterceptor]
+    /// Each attempt's deadline, in seconds.
+    let timeout: TimeInterval
+    /// For a ``DownloadRequest``: where the file goes and whether it resumes.
+    let download: (destination: DownloadDestination, resumes: Bool)?
+    /// Where identical transfers are shared, when this request may share one.
+    let coalescer: Coalescer?
+    let cachePolicy: CachePolicy?
+
+    init(_ request: R, configuration: Configuration, id: UInt64, coalescer: Coalescer?) {
+        let pipeline = request.pipeline
+        // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
+        // class's value always, since a subclass may be the download.
+        download =
+            R.self is AnyClass || R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
+        check = ResponseCheck(
+            request: request, configuration: configuration,
+            hooks: joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks))
+        retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
+        monitors = Monitors(joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
+        adapters = joined(configuration.adapters, pipeline.adapters)
+        interceptors = configuration.interceptors
+        timeout = request.timeout ?? configuration.timeout
+        cachePolicy = request.cachePolicy
+        self.coalescer = CoalesceStage.coalescer(for: request, isDownload: download != nil, configuration: configuration, coalescer)
+    }
+
+    /// Whether nothing may change the built request (then the cache key comes from what the builder
+    /// recorded).
+    var adaptsNothing: Bool { adapters.isEmpty && interceptors.isEmpty }
+
+    /// An attempt's deadline from `now` (uptime nanoseconds).
+    func deadline(from now: UInt64) -> UInt64 { now &+ UInt64(max(0, min(timeout, 1e9)) * 1e9) }
+}
+
+/// `first` and `second` as one array, allocating only when both have elements (outside the generic
+/// types, so that each element type's call is specialized).
+private func joined<Element>(_ first: [Element], _ second: [Element]) -> [Element] {
+    first.isEmpty ? second : second.isEmpty ? first : first + second
+}
