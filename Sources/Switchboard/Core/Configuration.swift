@@ -11,124 +11,72 @@ import Foundation
 /// ```
 ///
 /// A dispatcher's configuration changes only through ``Dispatcher/updateConfiguration(_:)``, an atomic
-/// update; each send uses the configuration as it was when it was sent. Every setting may change at
+/// update; each send uses the configuration as it was when it was sent (the dispatcher keeps it in an
+/// immutable snapshot that its sends share, so a send copies no setting). Every setting may change at
 /// any time: the transport settings (``transport``, ``maximumConnectionsPerHost``, ``cookies``,
 /// ``serverTrust``, ``proxy``) through
 /// a new transport, made at the next send.
 public struct Configuration: Sendable {
-    /// The settings, shared by copies of this configuration until one of them changes (copy on write):
-    /// a send copies its dispatcher's configuration, and one reference is cheaper than thirty.
-    private var storage = Storage()
-
     /// The base URL relative paths are joined to (keeping its own path). Default: none.
     public var baseURL: URL? {
-        get { storage.baseURL }
-        set {
-            let storage = unique()
-            storage.baseURL = newValue
-            storage.baseJoin = newValue.flatMap { URLResolver.JoinBase($0, remembering: true) }
-        }
+        didSet { baseJoin = baseURL.flatMap { URLResolver.JoinBase($0, remembering: true) } }
     }
 
     /// The base URL of requests with ``Request/useCDN``. Default: none.
     public var cdnURL: URL? {
-        get { storage.cdnURL }
-        set {
-            let storage = unique()
-            storage.cdnURL = newValue
-            storage.cdnJoin = newValue.flatMap { URLResolver.JoinBase($0, remembering: true) }
-        }
+        didSet { cdnJoin = cdnURL.flatMap { URLResolver.JoinBase($0, remembering: true) } }
     }
 
     /// ``baseURL`` and ``cdnURL`` prepared for joining, once per change rather than once per send.
-    var baseJoin: URLResolver.JoinBase? { storage.baseJoin }
-    var cdnJoin: URLResolver.JoinBase? { storage.cdnJoin }
+    private(set) var baseJoin: URLResolver.JoinBase?
+    private(set) var cdnJoin: URLResolver.JoinBase?
 
     /// Header fields sent with every request; a request's own ``Request/headers`` win. Default: none.
-    public var defaultHeaders: HTTPHeaders {
-        get { storage.defaultHeaders }
-        set { unique().defaultHeaders = newValue }
-    }
+    public var defaultHeaders: HTTPHeaders = [:]
 
     /// URL filters every request's URL passes through, in order (see ``URLFilter``). Default: none.
-    public var urlFilters: [any URLFilter] {
-        get { storage.urlFilters }
-        set { unique().urlFilters = newValue }
-    }
+    public var urlFilters: [any URLFilter] = []
 
     /// Adapters every `URLRequest` passes through, in order (see ``RequestAdapter``). Default: none.
-    public var adapters: [any RequestAdapter] {
-        get { storage.adapters }
-        set { unique().adapters = newValue }
-    }
+    public var adapters: [any RequestAdapter] = []
 
     /// Asynchronous interceptors of every attempt, in order, after the adapters: token fetch
     /// and refresh-on-401 (see ``RequestInterceptor``, ``AuthenticationInterceptor``). Default: none.
-    public var interceptors: [any RequestInterceptor] {
-        get { storage.interceptors }
-        set { unique().interceptors = newValue }
-    }
+    public var interceptors: [any RequestInterceptor] = []
 
     /// Hooks every result passes through, in order (see ``ResponseHook``). Default: none.
-    public var responseHooks: [any ResponseHook] {
-        get { storage.responseHooks }
-        set { unique().responseHooks = newValue }
-    }
+    public var responseHooks: [any ResponseHook] = []
 
     /// Monitors of every send: metrics, a loading indicator (``RequestAccessory``)… (see
     /// ``EventMonitor``). Default: none.
-    public var monitors: [any EventMonitor] {
-        get { storage.monitors }
-        set { unique().monitors = newValue }
-    }
+    public var monitors: [any EventMonitor] = []
 
     /// How failed requests are retried; a request's ``RequestPipeline/retryPolicy`` wins. Default: `.none`.
-    public var retryPolicy: RetryPolicy {
-        get { storage.retryPolicy }
-        set { unique().retryPolicy = newValue }
-    }
+    public var retryPolicy: RetryPolicy = .none
 
     /// How much is logged, by a monitor called before ``monitors``. Default: `.off`.
-    public var logMode: LogMode {
-        get { storage.logMode }
-        set { unique().logMode = newValue }
-    }
+    public var logMode: LogMode = .off
 
     /// Where log lines go. Default: ``ConsoleLogger``.
-    public var logger: any NetworkLogger {
-        get { storage.logger }
-        set { unique().logger = newValue }
-    }
+    public var logger: any NetworkLogger = ConsoleLogger()
 
     /// Where parameters of `POST`, `PUT` and `PATCH` go when the request doesn't say. Default: `.form`.
-    public var bodyEncoding: ParameterEncoding {
-        get { storage.bodyEncoding }
-        set { unique().bodyEncoding = newValue }
-    }
+    public var bodyEncoding: ParameterEncoding = .form
 
     /// Status codes that count as success. Default: 200..<300.
-    public var acceptableStatusCodes: StatusCodes {
-        get { storage.acceptableStatusCodes }
-        set { unique().acceptableStatusCodes = newValue }
-    }
+    public var acceptableStatusCodes: StatusCodes = .success
 
     /// Acceptable MIME types of JSON responses (any `+json` type is accepted when `application/json`
     /// is; `type/*` accepts any subtype). ``anyContentType`` (`*/*`) accepts any type; an empty set
     /// accepts none. Default: `application/json`, `text/json`, `text/javascript`.
-    public var acceptableContentTypes: Set<String> {
-        get { storage.acceptableContentTypes }
-        set { unique().acceptableContentTypes = newValue }
-    }
+    public var acceptableContentTypes: Set<String> = ["application/json", "text/json", "text/javascript"]
 
     /// The content-type pattern that accepts any type: `["*/*"]`.
     public static let anyContentType: Set<String> = ["*/*"]
 
     /// The deadline of each attempt of a request in seconds, from its start to the last byte, enforced by
     /// Switchboard (URLSession's resource timeout is ignored on Linux). Default: 60.
-    public var timeout: TimeInterval {
-        get { storage.timeout }
-        set { unique().timeout = newValue }
-    }
+    public var timeout: TimeInterval = 60
 
     /// The idle timeout in seconds: the longest wait for the next byte; when it passes the send fails
     /// with ``NetworkError/idleTimeout(after:)``. Default: 30. 0, a negative number, NaN or infinity
@@ -137,126 +85,77 @@ public struct Configuration: Sendable {
     /// The libcurl transport keeps a timer per transfer, to the millisecond. FoundationNetworking (the
     /// URLSession transport on Linux) counts whole seconds, so there a fraction is rounded up: 0.5 s
     /// fires at 1 s, never early.
-    public var idleTimeout: TimeInterval {
-        get { storage.idleTimeout }
-        set { unique().idleTimeout = newValue }
-    }
+    public var idleTimeout: TimeInterval = 30
 
     /// The most connections the session opens to one host. Default: 6.
-    public var maximumConnectionsPerHost: Int {
-        get { storage.maximumConnectionsPerHost }
-        set { unique().maximumConnectionsPerHost = newValue }
-    }
+    public var maximumConnectionsPerHost: Int = 6
 
     /// The largest response body accepted, in bytes; a larger one fails with
     /// ``NetworkError/responseTooLarge(limit:)``. Default: 64 MiB.
-    public var maximumResponseSize: Int {
-        get { storage.maximumResponseSize }
-        set { unique().maximumResponseSize = newValue }
-    }
+    public var maximumResponseSize: Int = 64 << 20
 
     /// The response cache used by requests with a ``Request/cachePolicy``; `nil` turns caching off.
     /// Default: ``ResponseCache/shared`` (the caches folder's `Switchboard/Responses`, touched only
     /// when a request caches).
-    public var cache: ResponseCache? {
-        get { storage.cache }
-        set { unique().cache = newValue }
-    }
+    public var cache: ResponseCache? = .shared
 
     /// The app's version: a cached entry stored by another version is not used. Default: the main
     /// bundle's `CFBundleShortVersionString` (empty when there is none).
-    public var appVersion: String {
-        get { storage.appVersion }
-        set { unique().appVersion = newValue }
-    }
+    public var appVersion: String = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String ?? ""
 
     /// Multipart bodies up to this many bytes are assembled in memory; larger ones in a temporary file
     /// that is uploaded from disk and removed when the send ends. Default: 10 MiB.
-    public var multipartMemoryThreshold: Int {
-        get { storage.multipartMemoryThreshold }
-        set { unique().multipartMemoryThreshold = newValue }
-    }
+    public var multipartMemoryThreshold: Int = 10 << 20
 
     /// Where temporary files go (large multipart bodies). Default: the system's temporary directory.
-    public var temporaryDirectory: URL {
-        get { storage.temporaryDirectory }
-        set { unique().temporaryDirectory = newValue }
-    }
+    public var temporaryDirectory: URL = FileManager.default.temporaryDirectory
 
     /// Where partial downloads and what is needed to resume them are kept (see ``DownloadRequest``).
     /// Default: `Switchboard/PartialDownloads` in the user's caches directory.
-    public var partialDownloadsDirectory: URL {
-        get { storage.partialDownloadsDirectory }
-        set { unique().partialDownloadsDirectory = newValue }
-    }
+    public var partialDownloadsDirectory: URL = Configuration.defaultPartialDownloadsDirectory
 
     /// Where the completion closures of ``Dispatcher/send(_:completion:)`` and the accessories'
     /// `willStop` and `didStop` are called (`willStart` runs on the thread that calls `send`). Observers
     /// choose their own: the main actor, or a queue given to `addObserver`. Default: `.main`.
-    public var callbackQueue: CallbackQueue {
-        get { storage.callbackQueue }
-        set { unique().callbackQueue = newValue }
-    }
+    public var callbackQueue: CallbackQueue = .main
 
     /// Which redirects are followed: how many, to which schemes. Default: ``RedirectRules/default`` (up
     /// to 16, http and https).
-    public var redirects: RedirectRules {
-        get { storage.redirects }
-        set { unique().redirects = newValue }
-    }
+    public var redirects: RedirectRules = .default
 
     /// Whether identical sends in flight at the same time share one transfer, for the requests whose
     /// ``Request/coalescesDuplicates`` says they may (by default `GET` and `HEAD`). Each send keeps its
     /// own events, deadline and terminal event; cancelling one leaves the others waiting. Default: `true`.
-    public var coalescesDuplicates: Bool {
-        get { storage.coalescesDuplicates }
-        set { unique().coalescesDuplicates = newValue }
-    }
+    public var coalescesDuplicates: Bool = true
 
     /// Which cookies are stored and sent. Default: ``CookiePolicy/inMemory``.
-    public var cookies: CookiePolicy {
-        get { storage.cookies }
-        set { unique().cookies = newValue }
-    }
+    public var cookies: CookiePolicy = .inMemory
 
     /// What makes the transport requests travel by. Default: ``TransportFactory/urlSession``. A
     /// change applies from the next send (sends in flight finish on their transport). A dispatcher
     /// created with a transport of its own ignores it.
-    public var transport: TransportFactory {
-        get { storage.transport }
-        set { unique().transport = newValue }
-    }
+    public var transport: TransportFactory = .urlSession
 
     /// How requests reach their servers: straight, through the proxy the environment names, or through
     /// an HTTP proxy of the app's (see ``ProxySetting``). Default: ``ProxySetting/environment``. A
     /// transport setting: a change makes a new transport at the next send (which reads the environment
     /// again). The URLSession transport on Linux can't be told a proxy: ``ProxySetting/http(_:)``
     /// fails every send there with ``NetworkError/proxyFailed(reason:)``.
-    public var proxy: ProxySetting {
-        get { storage.proxy }
-        set {
-            let storage = unique()
-            storage.proxy = newValue
-            storage.routeAndTrustAreDefault = storage.serverTrust.isSystemDefault && newValue == .environment
-        }
+    public var proxy: ProxySetting = .environment {
+        didSet { routeAndTrustAreDefault = serverTrust.isSystemDefault && proxy == .environment }
     }
 
     /// Whether ``serverTrust`` and ``proxy`` are the defaults (worked out when either is set, so a send
     /// asks a transport about them only when they are not).
-    var routeAndTrustAreDefault: Bool { storage.routeAndTrustAreDefault }
+    private(set) var routeAndTrustAreDefault = true
 
     /// Whom TLS connections trust, per host or for all hosts: CAs, pinned keys or certificates, a client
     /// certificate, development hosts (see ``ServerTrust`` and ``TrustPolicy``). Default:
     /// ``ServerTrust/system``. A transport setting: a change makes a new transport at the next send.
     /// Only the libcurl transport applies a policy other than the system's; on the URLSession transport
     /// such a setting fails every send with ``NetworkError/unsupportedTrustPolicy(reason:)``.
-    public var serverTrust: ServerTrust {
-        get { storage.serverTrust }
-        set {
-            let storage = unique()
-            storage.serverTrust = newValue
-            storage.routeAndTrustAreDefault = newValue.isSystemDefault && storage.proxy == .environment
-        }
+    public var serverTrust: ServerTrust = .system {
+        didSet { routeAndTrustAreDefault = serverTrust.isSystemDefault && proxy == .environment }
     }
 
     /// Names of headers and parameters (query, form or JSON body) whose values are never logged or shown
@@ -264,10 +163,7 @@ public struct Configuration: Sendable {
     /// `token`, `key`, `secret`, `auth`, `session`, `password`, `passwd`, `signature` or `credential`).
     /// Compared case-insensitively, as whole names. Default: none. A URL's user info is never shown
     /// either, nor a query, fragment or form value that holds a URL with user info (a redirect target).
-    public var redactedNames: Set<String> {
-        get { storage.redactedNames }
-        set { unique().redactedNames = newValue }
-    }
+    public var redactedNames: Set<String> = []
 
     /// The redaction rules for logs and cURL descriptions.
     var redaction: Redaction { Redaction(extraNames: redactedNames) }
@@ -284,127 +180,8 @@ public struct Configuration: Sendable {
     public init(_ configure: (inout Configuration) -> Void) {
         configure(&self)
     }
-
-    /// The storage, made unique before it changes.
-    private mutating func unique() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
-        return storage
-    }
-
-    /// The stored settings, with their defaults.
-    ///
-    /// `@unchecked Sendable`: a `Storage` changes only through `unique()`, that is while
-    /// exactly one configuration refers to it; once a second copy (on any thread) shares it, neither
-    /// changes it again, each copies it first. Shared storage is only read.
-    private final class Storage: @unchecked Sendable {
-        var baseURL: URL?
-        var cdnURL: URL?
-        var baseJoin: URLResolver.JoinBase?
-        var cdnJoin: URLResolver.JoinBase?
-        var defaultHeaders: HTTPHeaders
-        var urlFilters: [any URLFilter]
-        var adapters: [any RequestAdapter]
-        var interceptors: [any RequestInterceptor]
-        var responseHooks: [any ResponseHook]
-        var monitors: [any EventMonitor]
-        var retryPolicy: RetryPolicy
-        var logMode: LogMode
-        var logger: any NetworkLogger
-        var bodyEncoding: ParameterEncoding
-        var acceptableStatusCodes: StatusCodes
-        var acceptableContentTypes: Set<String>
-        var timeout: TimeInterval
-        var idleTimeout: TimeInterval
-        var maximumConnectionsPerHost: Int
-        var maximumResponseSize: Int
-        var cache: ResponseCache?
-        var appVersion: String
-        var multipartMemoryThreshold: Int
-        var temporaryDirectory: URL
-        var partialDownloadsDirectory: URL
-        var callbackQueue: CallbackQueue
-        var redirects: RedirectRules
-        var coalescesDuplicates: Bool
-        var cookies: CookiePolicy
-        var transport: TransportFactory
-        var redactedNames: Set<String>
-        var serverTrust: ServerTrust
-        var proxy: ProxySetting
-        var routeAndTrustAreDefault: Bool
-
-        init() {
-            defaultHeaders = [:]
-            urlFilters = []
-            adapters = []
-            interceptors = []
-            responseHooks = []
-            monitors = []
-            retryPolicy = .none
-            logMode = .off
-            logger = ConsoleLogger()
-            bodyEncoding = .form
-            acceptableStatusCodes = .success
-            acceptableContentTypes = ["application/json", "text/json", "text/javascript"]
-            timeout = 60
-            idleTimeout = 30
-            maximumConnectionsPerHost = 6
-            maximumResponseSize = 64 << 20
-            cache = .shared
-            appVersion = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String ?? ""
-            multipartMemoryThreshold = 10 << 20
-            temporaryDirectory = FileManager.default.temporaryDirectory
-            partialDownloadsDirectory = Configuration.defaultPartialDownloadsDirectory
-            callbackQueue = .main
-            redirects = .default
-            coalescesDuplicates = true
-            cookies = .inMemory
-            transport = .urlSession
-            redactedNames = []
-            serverTrust = .system
-            proxy = .environment
-            routeAndTrustAreDefault = true
-        }
-
-        init(copying other: Storage) {
-            baseURL = other.baseURL
-            cdnURL = other.cdnURL
-            baseJoin = other.baseJoin
-            cdnJoin = other.cdnJoin
-            defaultHeaders = other.defaultHeaders
-            urlFilters = other.urlFilters
-            adapters = other.adapters
-            interceptors = other.interceptors
-            responseHooks = other.responseHooks
-            monitors = other.monitors
-            retryPolicy = other.retryPolicy
-            logMode = other.logMode
-            logger = other.logger
-            bodyEncoding = other.bodyEncoding
-            acceptableStatusCodes = other.acceptableStatusCodes
-            acceptableContentTypes = other.acceptableContentTypes
-            timeout = other.timeout
-            idleTimeout = other.idleTimeout
-            maximumConnectionsPerHost = other.maximumConnectionsPerHost
-            maximumResponseSize = other.maximumResponseSize
-            cache = other.cache
-            appVersion = other.appVersion
-            multipartMemoryThreshold = other.multipartMemoryThreshold
-            temporaryDirectory = other.temporaryDirectory
-            partialDownloadsDirectory = other.partialDownloadsDirectory
-            callbackQueue = other.callbackQueue
-            redirects = other.redirects
-            coalescesDuplicates = other.coalescesDuplicates
-            cookies = other.cookies
-            transport = other.transport
-            redactedNames = other.redactedNames
-            serverTrust = other.serverTrust
-            proxy = other.proxy
-            routeAndTrustAreDefault = other.routeAndTrustAreDefault
-        }
-    }
 }
 
-/// Which cookies a dispatcher stores and sends.
 public enum CookiePolicy: Sendable, Hashable {
     /// No cookies: `Set-Cookie` is ignored and no `Cookie` header is added.
     case none

@@ -30,7 +30,8 @@ public final class Dispatcher: Sendable {
     public static let shared = Dispatcher()
 
     private struct State {
-        var configuration: Configuration
+        /// The configuration, in a snapshot its sends share (replaced, never changed).
+        var configuration: ConfigurationSnapshot
         /// Bumped by every configuration update (for ``updateConfiguration(_:)``'s compare-and-swap).
         var version: UInt64 = 0
         var transport: (any Transport)?
@@ -61,7 +62,7 @@ public final class Dispatcher: Sendable {
     ///     later sends when the factory or the transport settings change.
     public init(configuration: Configuration = Configuration(), transport: (any Transport)? = nil) {
         registry = ObserverRegistry()
-        state = Locked(State(configuration: configuration, transport: transport))
+        state = Locked(State(configuration: ConfigurationSnapshot(configuration), transport: transport))
         ownsTransport = transport == nil
         sweeper = DeadlineSweeper { [inFlight] now in
             let operations = inFlight.withLock { Array($0.values) }
@@ -85,7 +86,7 @@ public final class Dispatcher: Sendable {
     /// The settings, as they are now. Change them with ``updateConfiguration(_:)``; each send uses the
     /// configuration as it was when it was sent.
     public var configuration: Configuration {
-        state.withLock { $0.configuration }
+        state.withLock { $0.configuration }.value
     }
 
     /// Changes the configuration atomically: concurrent updates never lose each other's changes.
@@ -111,16 +112,17 @@ public final class Dispatcher: Sendable {
         defer { thread.removeObject(forKey: marker) }
         while true {
             let (current, version) = state.withLock { ($0.configuration, $0.version) }
-            var updated = current
+            var updated = current.value
             try change(&updated)
-            let swapped = state.withLock { state -> (replaced: Configuration, warn: Bool)? in
+            let snapshot = ConfigurationSnapshot(updated)
+            let swapped = state.withLock { state -> (replaced: ConfigurationSnapshot, warn: Bool)? in
                 guard state.version == version else { return nil }
                 // The old value leaves the lock in the result, so no deinit of a user's object (a
                 // logger, a filter) runs while it is held.
                 let old = state.configuration
-                state.configuration = updated
+                state.configuration = snapshot
                 state.version &+= 1
-                let warn = !ownsTransport && state.transport != nil && TransportSettings(old) != TransportSettings(updated)
+                let warn = !ownsTransport && state.transport != nil && TransportSettings(old.value) != TransportSettings(updated)
                 return (old, warn)
             }
             guard let swapped else { continue }
@@ -193,13 +195,13 @@ public final class Dispatcher: Sendable {
         let (id, configuration, current) = currentTransport()
         // A transport given by the app, or made before the setting, that doesn't apply the trust or the
         // proxy asked for carries nothing: the send fails, never goes another way.
-        let transport = configuration.routeAndTrustAreDefault ? current : Self.checked(current, configuration)
+        let transport = configuration.value.routeAndTrustAreDefault ? current : Self.checked(current, configuration.value)
         let operation = RequestOperation(
             id: id,
             request: request,
             configuration: configuration,
             registry: registry,
-            completionQueue: completionQueue ?? configuration.callbackQueue,
+            completionQueue: completionQueue ?? configuration.value.callbackQueue,
             progress: progress,
             completion: completion,
             coalescer: coalescer,
@@ -240,13 +242,13 @@ public final class Dispatcher: Sendable {
     /// replaced when the factory or the transport settings no longer match the ones it was made with.
     /// The factory runs outside the lock (it is user code); of two sends that both find the transport
     /// out of date, the first to store its new one wins and the other's is dropped.
-    private func currentTransport() -> (id: UInt64, configuration: Configuration, transport: any Transport) {
-        let found = state.withLock { state -> (id: UInt64, configuration: Configuration, transport: (any Transport)?, jar: HTTPCookieStorage?) in
+    private func currentTransport() -> (id: UInt64, configuration: ConfigurationSnapshot, transport: any Transport) {
+        let found = state.withLock { state -> (id: UInt64, configuration: ConfigurationSnapshot, transport: (any Transport)?, jar: HTTPCookieStorage?) in
             let id = state.nextID
             state.nextID += 1
             // `transportMatchesVersion` is nil until a transport is made and again after one is replaced.
             if ownsTransport, state.transportMatchesVersion != state.version {
-                if state.transport == nil || state.transportSettings != TransportSettings(state.configuration) {
+                if state.transport == nil || state.transportSettings != TransportSettings(state.configuration.value) {
                     if state.cookieJar == nil { state.cookieJar = URLSessionConfiguration.ephemeral.httpCookieStorage }
                     return (id, state.configuration, nil, state.cookieJar)
                 }
@@ -255,8 +257,8 @@ public final class Dispatcher: Sendable {
             return (id, state.configuration, state.transport, nil)
         }
         if let transport = found.transport { return (found.id, found.configuration, transport) }
-        let settings = TransportSettings(found.configuration)
-        let made = found.configuration.transport.makeTransport(TransportContext(configuration: found.configuration, cookieJar: found.jar))
+        let settings = TransportSettings(found.configuration.value)
+        let made = found.configuration.value.transport.makeTransport(TransportContext(configuration: found.configuration.value, cookieJar: found.jar))
         let (chosen, dropped) = state.withLock { state -> (any Transport, (any Transport)?) in
             if let current = state.transport, state.transportSettings == settings { return (current, made) }
             let replaced = state.transport
@@ -359,4 +361,14 @@ public final class RequestHandle: Sendable, Hashable {
 
     /// Hashes the send's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(operation)) }
+}
+
+/// A configuration as a dispatcher holds it: immutable, replaced by each update, shared by the sends
+/// made with it (each keeps one reference, not a copy of every setting).
+final class ConfigurationSnapshot: Sendable {
+    let value: Configuration
+
+    init(_ value: Configuration) {
+        self.value = value
+    }
 }

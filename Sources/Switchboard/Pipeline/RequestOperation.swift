@@ -32,10 +32,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
 
     var request: R { plan.check.request }
-    var configuration: Configuration { plan.check.configuration }
+    var configuration: Configuration { plan.check.settings.value }
 
     init(
-        id: UInt64, request: R, configuration: Configuration, registry: ObserverRegistry, completionQueue: CallbackQueue,
+        id: UInt64, request: R, configuration: ConfigurationSnapshot, registry: ObserverRegistry, completionQueue: CallbackQueue,
         progress: (@Sendable (TransferProgress) -> Void)? = nil, completion: (@Sendable (Result<Response<R>, NetworkError>) -> Void)?,
         coalescer: Coalescer? = nil, owner: AnyObject? = nil, deadlines: DeadlineSweeper? = nil, onFinish: @escaping @Sendable (UInt64) -> Void
     ) {
@@ -44,7 +44,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         progressHandler = progress
         plan = SendPlan(request, configuration: configuration, id: id, coalescer: coalescer)
         delivery = Delivery(
-            registry: registry, completion: completion, completionQueue: completionQueue, callbackQueue: configuration.callbackQueue, onFinish: onFinish,
+            registry: registry, completion: completion, completionQueue: completionQueue, callbackQueue: configuration.value.callbackQueue, onFinish: onFinish,
             refreshScope: RefreshScope.current)
         self.owner = owner.map(OwnerLink.init)
     }

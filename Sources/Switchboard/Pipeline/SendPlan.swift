@@ -22,14 +22,15 @@ struct SendPlan<R: Request>: Sendable {
     let coalescer: Coalescer?
     let cachePolicy: CachePolicy?
 
-    init(_ request: R, configuration: Configuration, id: UInt64, coalescer: Coalescer?) {
+    init(_ request: R, configuration settings: ConfigurationSnapshot, id: UInt64, coalescer: Coalescer?) {
+        let configuration = settings.value
         let pipeline = request.pipeline
         // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
         // class's value always, since a subclass may be the download.
         download =
             R.self is AnyClass || R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
         check = ResponseCheck(
-            request: request, configuration: configuration,
+            request: request, settings: settings,
             hooks: joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks))
         retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
         monitors = Monitors(joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
