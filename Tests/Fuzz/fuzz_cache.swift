@@ -1,4 +1,4 @@
-// Target: CachedEntry.decode(_:) and encoded() (Sources/Switchboard/Features/Cache/CachedEntry.swift):
+// Target: CachedEntry.decode(_:) and encoded() (Sources/Switchboard/Cache/CachedEntry.swift):
 // the reader of cache files, which a full disk, a crash mid-write or another program can leave corrupt.
 // Built with the whole module (CachedEntry names HTTPURLResponse, JSON, CachePolicy...).
 // Input: first byte 0 → the rest is a cache file, read as it is; otherwise the rest describes an entry

@@ -1,4 +1,4 @@
-// Target: MultipartEncoder (Sources/Switchboard/Features/Transfers/Multipart/), read back by the
+// Target: MultipartEncoder (Sources/Switchboard/Transfers/Multipart/), read back by the
 // loopback server's parser (Sources/LoopbackServer/MultipartParser.swift), which the upload tests
 // trust: a round trip.
 // Input: byte 0 holds flags (bit 0: a boundary of the input's choosing, from the first record;

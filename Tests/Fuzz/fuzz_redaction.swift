@@ -1,4 +1,4 @@
-// Target: Redaction (Sources/Switchboard/Features/Logging/Redaction.swift): redact(urlText:),
+// Target: Redaction (Sources/Switchboard/Observing/Logging/Redaction.swift): redact(urlText:),
 // redactForm, preview (JSON, form and plain bodies) and describe(.invalidRequest(reason:)).
 // Input: the whole input is the URL text / form / body / quoted part of the reason.
 // Checks: no trap; "leak-userinfo"/"leak-query": an independent oracle re-reads the redacted URL text on Unicode scalars

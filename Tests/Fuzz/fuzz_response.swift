@@ -1,6 +1,6 @@
 // Target: MediaType.lastMediaType(in:) (+ mimeType(of:) and isAcceptable) and
 // RetryPolicy.parseRetryAfter(_:now:) (Sources/Switchboard/Rules/MediaType.swift,
-// Sources/Switchboard/Features/Retry/RetryPolicy.swift). The ResponseHead check needs much of the module (Request,
+// Sources/Switchboard/Rules/RetryPolicy.swift). The ResponseHead check needs much of the module (Request,
 // Response, Configuration, TransportResponse...), so this harness is built with the whole module
 // (every file of Sources/Switchboard, nothing stubbed or copied).
 // Input: the whole input is the Content-Type value and the Retry-After value.

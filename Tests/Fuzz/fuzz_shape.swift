@@ -1,4 +1,4 @@
-// Target: JSONShape.mismatch(in:) (Sources/Switchboard/Features/Validation/JSONShape.swift): the shape
+// Target: JSONShape.mismatch(in:) (Sources/Switchboard/Rules/Validation/JSONShape.swift): the shape
 // validator that checks a server's JSON against what a request expects.
 // Input: the first byte is the length n of a shape program; the next n bytes build a shape (see
 // `ShapeReader`); the rest is JSON text (inputs that don't parse are skipped).

@@ -45,15 +45,15 @@ cp -R "$root/Sources/Switchboard/." "$src/"
 sources_for() {
     local json=("$src"/Core/JSON/*.swift)
     local errors=("${json[@]}" "$src/Core/NetworkError.swift" "$src/Core/HTTPHeaders.swift"
-        "$src/Features/Validation/JSONShape.swift" "$src/Features/Transfers/Downloads/DownloadError.swift" "$src/Features/Trust/TrustFailure.swift"
+        "$src/Rules/Validation/JSONShape.swift" "$src/Transfers/Downloads/DownloadError.swift" "$src/Transport/Trust/TrustFailure.swift"
         "$here/support/APIErrorStub.swift"
-        "$src"/Features/Logging/Redaction*.swift)
+        "$src"/Observing/Logging/Redaction*.swift)
     case $1 in
         json|oracle) echo "${json[@]}" ;;
         shape) echo "${errors[@]}" ;;
         form) echo "${json[@]}" "$src"/Core/Encoding/*.swift ;;
         headers) echo "$src/Core/HTTPHeaders.swift" "$src/Core/HTTPMethod.swift" ;;
-        url) echo "${errors[@]}" "$src/Pipeline/URLResolver.swift" "$src/Core/Internal/Locked.swift" ;;
+        url) echo "${errors[@]}" "$src/Pipeline/Building/URLResolver.swift" "$src/Core/Internal/Locked.swift" ;;
         redaction) echo "${errors[@]}" ;;
         response|cache|filters) find "$src" -name '*.swift' | sort | tr '\n' ' ' ;;
         multipart) find "$src" -name '*.swift' | sort | tr '\n' ' '; echo "$root/Sources/LoopbackServer/MultipartParser.swift" ;;

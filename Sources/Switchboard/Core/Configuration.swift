@@ -182,6 +182,7 @@ public struct Configuration: Sendable {
     }
 }
 
+/// Which cookies a dispatcher stores and sends.
 public enum CookiePolicy: Sendable, Hashable {
     /// No cookies: `Set-Cookie` is ignored and no `Cookie` header is added.
     case none

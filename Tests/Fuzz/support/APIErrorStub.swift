@@ -1,4 +1,4 @@
-// Stand-in for `APIError` (Sources/Switchboard/Features/Hooks/ResponseHook.swift), which NetworkError
+// Stand-in for `APIError` (Sources/Switchboard/Interceptors/ResponseHook.swift), which NetworkError
 // names in its `.api` case. The real file needs `Request`, and `Request` needs `Configuration` and with
 // it most of the module; these harnesses never build an `.api` error, so this copy of the stored
 // properties and `description` is all that is needed.

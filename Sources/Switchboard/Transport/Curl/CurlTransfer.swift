@@ -17,7 +17,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// What the current hop's response is for.
-    private enum Mode {
+    enum Mode {
         /// The head hasn't ended yet.
         case head
         /// A redirect or challenge to follow once this response ends: its body is discarded.
@@ -29,16 +29,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     let curl: CurlLibrary
-    private let request: TransportRequest
-    private let rules: TransferRules
-    private let callbacks: TransferCallbacks
-    private let cookieJar: HTTPCookieStorage?
+    let request: TransportRequest
+    let rules: TransferRules
+    let callbacks: TransferCallbacks
+    let cookieJar: HTTPCookieStorage?
     /// The transport's trust setting, prepared (kept alive while a handle may point into it).
-    private let trust: CurlTrust
+    let trust: CurlTrust
     /// How hops reach their servers (``Configuration/proxy``).
-    private let proxies: ProxyRoutes
+    let proxies: ProxyRoutes
     /// The proxy the current hop goes through, if any.
-    private var hopProxy: ProxyRoutes.Proxy?
+    var hopProxy: ProxyRoutes.Proxy?
     /// The idle timeout, or `nil` for none (``IdleTimeouts``).
     let idleTimeout: TimeInterval?
     /// ``idleTimeout`` in nanoseconds (`UInt64.max` for none).
@@ -46,39 +46,41 @@ final class CurlTransfer: @unchecked Sendable {
     /// When the current hop started or last sent or received a byte, in `DispatchTime` nanoseconds. The
     /// loop ends a hop idle for longer than ``idleTimeout`` (loop thread only). A wait for a free
     /// connection counts, as it does on URLSession.
-    private(set) var lastActivity: UInt64 = 0
+    var lastActivity: UInt64 = 0
     /// The bytes libcurl last reported sent (an upload's progress is idle-timer activity).
-    private var reportedUpload: Int64 = 0
-    private let start = Date()
-    private let finishedFlag = AtomicFlag()
+    var reportedUpload: Int64 = 0
+    let start = Date()
+    let finishedFlag = AtomicFlag()
     /// The transport's count of transfers that have not called their completion yet: this one leaves
     /// it once its completion has returned.
-    private let unreported: Locked<Int>
+    let unreported: Locked<Int>
 
     // The current hop (loop thread only).
-    private(set) var easy: CurlEasy?
-    private var headerList = CurlHeaderList([])
-    private var current: URLRequest
-    private var currentBody: TransferBody
-    private var redirects = 0
-    private var challenges = 0
-    private var upload: UploadSource?
-    private var mode = Mode.head
+    var easy: CurlEasy?
+    var headerList = CurlHeaderList([])
+    var current: URLRequest
+    var currentBody: TransferBody
+    var redirects = 0
+    var challenges = 0
+    var upload: UploadSource?
+    var mode = Mode.head
 
     // The response being read.
-    private var status = 0
-    private var httpVersion = "HTTP/1.1"
-    private var fields: [HTTPHeaders.Field] = []
-    private var head: ResponseHead?
+    var status = 0
+    var httpVersion = "HTTP/1.1"
+    var fields: [HTTPHeaders.Field] = []
+    var head: ResponseHead?
     /// Whether the current hop's head has ended (then header lines are trailers).
-    private var headComplete = false
-    private var data = Data()
-    private var file: FileHandle?
-    private var pending = Data()
-    private var bytesReceived: Int64 = 0
-    private var expectedToReceive: Int64?
-    private var bytesSent: Int64 = 0
-    private var firstByte: TimeInterval?
+    var headComplete = false
+    var data = Data()
+    var file: FileHandle?
+    var pending = Data()
+    /// Set when a write to the destination file failed: nothing more is written to it. Loop thread only.
+    var writeFailed = false
+    var bytesReceived: Int64 = 0
+    var expectedToReceive: Int64?
+    var bytesSent: Int64 = 0
+    var firstByte: TimeInterval?
 
     /// A transfer counted in `unreported` (by the caller) until its completion has returned.
     init(
@@ -192,7 +194,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Routes the hop: through its proxy (with the proxy's credentials), or straight. libcurl never
     /// reads the environment itself: `""` turns its own proxy variables off, and the transport's
     /// ``ProxyRoutes`` decided (once per transport) what they mean.
-    private func configureProxy(_ handle: CurlLibrary.Handle, _ route: ProxyRoutes.Route) {
+    func configureProxy(_ handle: CurlLibrary.Handle, _ route: ProxyRoutes.Route) {
         if case .through(let proxy) = route {
             hopProxy = proxy
             setString(CurlConstant.optProxy, proxy.url)
@@ -212,7 +214,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The options every hop has alike, set on a new or reset handle.
-    private func setSharedOptions(_ easy: CurlEasy) {
+    func setSharedOptions(_ easy: CurlEasy) {
         let handle = easy.handle
         check(curl.setPointer(handle, CurlConstant.optErrorBuffer, easy.errorBuffer), CurlConstant.optErrorBuffer)
         check(curl.setLong(handle, CurlConstant.optNoSignal, 1), CurlConstant.optNoSignal)
@@ -238,7 +240,7 @@ final class CurlTransfer: @unchecked Sendable {
         )
     }
 
-    private func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
+    func configureMethodAndBody(_ easy: CurlLibrary.Handle, context: UnsafeMutableRawPointer) throws(NetworkError) {
         let method = current.httpMethod ?? "GET"
         upload = nil
         bytesSent = 0
@@ -269,7 +271,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    private func configureHeaders(_ easy: CurlLibrary.Handle) {
+    func configureHeaders(_ easy: CurlLibrary.Handle) {
         var lines: [CurlHeaderList.Line] = []
         let given = current.allHTTPHeaderFields ?? [:]
         lines.reserveCapacity(given.count + 3)
@@ -302,23 +304,23 @@ final class CurlTransfer: @unchecked Sendable {
         check(curl.setPointer(easy, CurlConstant.optHTTPHeader, headerList.pointer), CurlConstant.optHTTPHeader)
     }
 
-    private static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
+    static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
 
-    private static func isFraming(_ name: String) -> Bool {
+    static func isFraming(_ name: String) -> Bool {
         name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")
     }
-    private static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    private func setString(_ option: Int32, _ value: String) {
+    func setString(_ option: Int32, _ value: String) {
         // libcurl copies string options.
         check(value.withCString { curl.setPointer(easy?.handle, option, $0) }, option)
     }
 
     /// The first option libcurl refused while the current hop was set up (its number and code).
-    private var refusedOption: (option: Int32, code: Int32)?
+    var refusedOption: (option: Int32, code: Int32)?
 
     /// Notes an option libcurl refused: the hop is not started (``makeHop(on:)`` says why).
-    private func check(_ code: Int32, _ option: Int32) {
+    func check(_ code: Int32, _ option: Int32) {
         if code != CurlConstant.ok, refusedOption == nil { refusedOption = (option, code) }
     }
 
@@ -331,7 +333,7 @@ final class CurlTransfer: @unchecked Sendable {
         return easy
     }
 
-    private func resetResponse() {
+    func resetResponse() {
         mode = .head
         status = 0
         fields = []
@@ -385,279 +387,6 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    private var errorMessage: String { easy?.errorMessage ?? "" }
-
-    // MARK: The response head
-
-    /// One header line of the current hop (a status line, a field, or the blank line that ends a head),
-    /// as libcurl hands it over: bytes, with their CR LF. Parsed as bytes (Foundation's trimming costs
-    /// microseconds per line on Linux). Returns false to stop the transfer.
-    private func header(_ line: UnsafeRawBufferPointer) -> Bool {
-        // Once this hop's head has ended (the final one, or a redirect's or a challenge's), what comes
-        // is a chunked body's trailer fields: not read, not parsed.
-        if headComplete { return true }
-        // A line of the head ends in CRLF. RFC 9112 §2.2 lets a client accept a bare LF; this package
-        // refuses it, as FoundationNetworking does, so that both transports read a head alike.
-        if head == nil, line.count < 2 || line[line.count - 2] != 0x0D || line[line.count - 1] != 0x0A {
-            mode = .failed(.malformedResponse(reason: "a line of the response head ends in a bare LF, not CRLF"))
-            return false
-        }
-        var end = line.count
-        while end > 0, line[end - 1] == 0x0A || line[end - 1] == 0x0D { end -= 1 }
-        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        if bytes.starts(with: Self.httpPrefix) {
-            // "HTTP/1.1 200 OK", "HTTP/2 200": the version, spaces, three digits, then a space or the end.
-            if let problem = ResponseFraming.statusLineProblem(bytes) {
-                mode = .failed(.malformedResponse(reason: problem))
-                return false
-            }
-            let space = bytes.firstIndex(of: 0x20) ?? bytes.endIndex
-            var digits = space
-            while digits < bytes.count, bytes[digits] == 0x20 { digits += 1 }
-            var code = 0
-            for digit in bytes[digits..<(digits + 3)] { code = code * 10 + Int(digit - 0x30) }
-            status = code
-            httpVersion = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<space]), as: UTF8.self)
-            fields = []
-            fields.reserveCapacity(16)
-            return true
-        }
-        if !bytes.isEmpty {
-            // An obsolete line folding (a line that starts with a space or tab) continues the field
-            // before it; it is left out, as before.
-            if bytes[0] == 0x20 || bytes[0] == 0x09 { return true }
-            guard let colon = bytes.firstIndex(of: 0x3A) else {
-                mode = .failed(.malformedResponse(reason: "a header line without a colon"))
-                return false
-            }
-            // The name as sent: white space inside it or before the colon breaks the syntax (RFC 9112
-            // §5.1; FoundationNetworking refuses it too, so both transports agree).
-            let name = bytes[..<colon]
-            guard ResponseFraming.isToken(name) else {
-                mode = .failed(.malformedResponse(reason: ResponseFraming.nameProblem(name)))
-                return false
-            }
-            let value = Self.trimmed(bytes[(colon + 1)...])
-            fields.append(HTTPHeaders.Field(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
-            return true
-        }
-        // The blank line: a 1xx head is followed by the real one.
-        if (100..<200).contains(status) {
-            status = 0
-            fields = []
-            return true
-        }
-        return headEnded()
-    }
-
-    private static let httpPrefix = Array("HTTP/".utf8)
-
-    /// A transfer that ended before its head was complete (a status line, then a close): the
-    /// connection's failure, as a body cut short is.
-    static let closedBeforeTheHead = NetworkError.transport(
-        URLError(.networkConnectionLost, userInfo: [NSLocalizedDescriptionKey: "the connection closed before the response head was complete"]))
-
-    /// The bytes without leading and trailing spaces and tabs.
-    private static func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
-        var start = bytes.startIndex, end = bytes.endIndex
-        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
-        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
-        return bytes[start..<end]
-    }
-
-    private func headEnded() -> Bool {
-        headComplete = true
-        guard let url = current.url else { return false }
-        if let problem = ResponseFraming.problem(in: fields) {
-            mode = .failed(.malformedResponse(reason: problem))
-            return false
-        }
-        // The proxy's own refusal of a request it was to forward: not the server's answer.
-        if status == 407, let proxy = hopProxy {
-            let reason = proxy.credentials == nil ? "it asks for credentials (407), and none were given" : "it refused the credentials given (407)"
-            mode = .failed(.proxyFailed(reason: "the proxy \(proxy.address): \(reason)"))
-            return false
-        }
-        // The HTTPURLResponse is made only where a rule or a callback needs one (a redirect, a
-        // challenge, a head callback): a plain answer never pays for it (see ResponseHead).
-        let parsed = ResponseHead(url: url, statusCode: status, httpVersion: httpVersion, fields: fields)
-        storeCookies(url)
-        if (300..<400).contains(status), let location = parsed.value("Location") {
-            switch rules.redirect(from: current, response: parsed.response, to: URL(string: location, relativeTo: url)?.absoluteURL, followed: redirects) {
-            case .deliver:
-                break
-            case .fail(let error):
-                mode = .failed(error)
-                return false
-            case .follow(let next):
-                redirects += 1
-                let body: TransferBody = next.httpMethod == current.httpMethod ? currentBody : .none
-                mode = .followWith(next, body)
-                return true
-            }
-        } else if Self.redirectStatuses.contains(status), rules.options.redirects.maximumCount > 0 {
-            // A redirect that says nowhere: a broken response (as URLSession reports it).
-            mode = .failed(.malformedResponse(reason: "a \(status) redirect without a Location"))
-            return false
-        } else if status == 401, parsed.value("WWW-Authenticate")?.lowercased().hasPrefix("basic") == true {
-            let decision = rules.answerChallenge(
-                original: request.urlRequest, current: current, host: url.host ?? "",
-                port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80), previousFailures: challenges, response: parsed.response
-            )
-            switch decision {
-            case .fail(let error):
-                mode = .failed(error)
-                return false
-            case .answer(let credentials):
-                challenges += 1
-                var retry = current
-                retry.setValue(credentials.authorizationHeader, forHTTPHeaderField: "Authorization")
-                mode = .followWith(retry, currentBody)
-                return true
-            }
-        }
-        if let refused = rules.admit(parsed, for: current, destination: request.destination) {
-            mode = .failed(refused)
-            return false
-        }
-        var offset: Int64 = 0
-        if case .file(_, let from) = request.destination { offset = from }
-        switch callbacks.head.map({ $0(parsed.response) }) ?? .proceed {
-        case .fail(let error):
-            mode = .failed(error)
-            return false
-        case .proceed: break
-        case .writeFromStart: offset = 0
-        }
-        if case .file(let fileURL, _) = request.destination {
-            do {
-                file = try DestinationFile.open(fileURL, at: offset)
-            } catch {
-                mode = .failed(error)
-                return false
-            }
-        }
-        head = parsed
-        expectedToReceive = TransferRules.expectedBodyLength(parsed, method: current.httpMethod)
-        mode = .receiving
-        return true
-    }
-
-    private func storeCookies(_ url: URL) {
-        guard let jar = cookieJar, current.httpShouldHandleCookies else { return }
-        let lines = fields.filter { $0.name.caseInsensitiveEquals("Set-Cookie") }
-        guard !lines.isEmpty else { return }
-        let cookies = lines.flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0.value], for: url) }
-        jar.setCookies(cookies, for: url, mainDocumentURL: nil)
-    }
-
-    // MARK: The body
-
-    /// Writes to the file in pieces of this size, not per chunk libcurl hands over.
-    private static let filePiece = 1 << 20
-
-    /// Body bytes of the current hop. Returns false to stop the transfer.
-    private func body(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        switch mode {
-        case .followWith: return true  // a redirect's or a challenge's body: not needed
-        case .head, .failed: return false
-        case .receiving: break
-        }
-        if firstByte == nil { firstByte = Date().timeIntervalSince(start) }
-        bytesReceived += Int64(bytes.count)
-        if file != nil {
-            pending.append(contentsOf: bytes)
-            if pending.count >= Self.filePiece, let failure = flush() {
-                mode = .failed(failure)
-                return false
-            }
-        } else {
-            if let tooLarge = rules.admit(receivedBytes: bytesReceived) {
-                mode = .failed(tooLarge)
-                return false
-            }
-            data.append(contentsOf: bytes)
-        }
-        reportProgress()
-        return true
-    }
-
-    /// Set when a write to the destination file failed: nothing more is written to it. Loop thread only.
-    private var writeFailed = false
-
-    /// Writes what waits for the file.
-    private func flush() -> NetworkError? {
-        guard let file, !pending.isEmpty else { return nil }
-        // Written once, whatever happens, and nothing after a failed write: the file holds a prefix of
-        // the body (a resume reads its offset from it); the same bytes again, or later ones after a
-        // gap, would corrupt it.
-        defer { pending.removeAll(keepingCapacity: true) }
-        guard !writeFailed else { return nil }
-        do {
-            try file.write(contentsOf: pending)
-            return nil
-        } catch {
-            writeFailed = true
-            return .transport(URLError(.cannotWriteToFile, userInfo: [NSLocalizedDescriptionKey: "\(error)"]))
-        }
-    }
-
-    private func reportProgress() {
-        guard let progress = callbacks.progress else { return }
-        progress(
-            TransferProgress(
-                bytesSent: bytesSent, expectedBytesToSend: upload?.length,
-                bytesReceived: bytesReceived, expectedBytesToReceive: expectedToReceive
-            ))
-    }
-
-    /// Fills libcurl's upload buffer. Returns the bytes written, 0 at the end, or `readAbort`.
-    private func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        guard let upload else { return 0 }
-        switch upload.read(into: buffer) {
-        case .success(let count):
-            bytesSent += Int64(count)
-            if count > 0 { reportProgress() }
-            return count
-        case .failure(let error):
-            mode = .failed(error)
-            return CurlConstant.readAbort
-        }
-    }
-
-    // MARK: C callbacks (called by libcurl inside curl_multi_perform, on the loop thread)
-
-    private static let onHeader: CurlLibrary.DataCallback = { buffer, size, count, context in
-        guard let buffer, let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        let length = size * count
-        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
-        return transfer.header(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
-    }
-
-    private static let onBody: CurlLibrary.DataCallback = { buffer, size, count, context in
-        guard let buffer, let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        let length = size * count
-        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
-        return transfer.body(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
-    }
-
-    private static let onTransferInfo: CurlLibrary.TransferInfoCallback = { context, _, _, _, uploaded in
-        guard let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        if uploaded != transfer.reportedUpload {
-            transfer.reportedUpload = uploaded
-            transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
-        }
-        return 0
-    }
-
-    private static let onRead: CurlLibrary.DataCallback = { buffer, size, count, context in
-        guard let buffer, let context else { return CurlConstant.readAbort }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        transfer.lastActivity = DispatchTime.now().uptimeNanoseconds
-        return transfer.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
-    }
+    var errorMessage: String { easy?.errorMessage ?? "" }
 }
 #endif

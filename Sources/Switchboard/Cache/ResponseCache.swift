@@ -26,7 +26,7 @@ import Glibc
 ///   and logged. A directory that can't be written leaves the cache in memory only, with a logged
 ///   warning.
 public final class ResponseCache: Sendable {
-    private struct Memory {
+    struct Memory {
         var entries: [String: (entry: CachedEntry, lastUse: UInt64)] = [:]
         var bytes = 0
         var clock: UInt64 = 0
@@ -51,10 +51,10 @@ public final class ResponseCache: Sendable {
     /// The most bytes the disk tier keeps.
     public let diskByteLimit: Int
     private let logger: (any NetworkLogger)?
-    private let state = Locked(Memory())
+    let state = Locked(Memory())
     /// The disk tier once checked: `.none` before, `.some(nil)` for memory only.
     private let checkedDirectory = Locked<URL??>(.none)
-    private let disk = DispatchQueue(label: "switchboard.cache.disk")
+    let disk = DispatchQueue(label: "switchboard.cache.disk")
 
     /// Creates a cache.
     /// - Parameters:
@@ -79,7 +79,7 @@ public final class ResponseCache: Sendable {
 
     /// The disk tier's folder, checked and scanned the first time. Only on the disk queue: the file work
     /// is done there, never on a sender's thread, and without holding a lock others wait on.
-    private func diskDirectoryOnQueue() -> URL? {
+    func diskDirectoryOnQueue() -> URL? {
         if let done = checkedDirectory.withLock({ $0 }) { return done }
         var usable: URL?
         if let requested = requestedDirectory {
@@ -105,7 +105,7 @@ public final class ResponseCache: Sendable {
     }
 
     /// Whether entries may be on disk: a folder was asked for and not found unwritable.
-    private var mayHaveDiskTier: Bool {
+    var mayHaveDiskTier: Bool {
         guard requestedDirectory != nil else { return false }
         return checkedDirectory.withLock { $0 }.map { $0 != nil } ?? true
     }
@@ -341,7 +341,7 @@ public final class ResponseCache: Sendable {
         DispatchQueue.global().async { logger.log(LogRecord(level: .error, requestID: 0, message: message)) }
     }
 
-    private func deleteFile(_ name: String, in directory: URL) {
+    func deleteFile(_ name: String, in directory: URL) {
         try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
         state.withLock { memory in
             if let old = memory.files.removeValue(forKey: name) { memory.diskBytes -= old.size }
@@ -350,64 +350,4 @@ public final class ResponseCache: Sendable {
     }
 
     static func fileName(for key: String) -> String { StableHash.hex(key) + ".cache" }
-
-    // MARK: Management
-
-    /// Removes every entry, in memory and on disk.
-    public func removeAll() {
-        state.withLock { memory in
-            memory.entries = [:]
-            memory.bytes = 0
-            memory.removed.formUnion(memory.files.keys)
-            memory.generation += 1
-        }
-        guard mayHaveDiskTier else { return }
-        // The files as the disk queue sees them: writes asked for before this are among them.
-        disk.async { [self] in
-            guard let directory = diskDirectoryOnQueue() else { return }
-            for name in state.withLock({ Array($0.files.keys) }) { deleteFile(name, in: directory) }
-        }
-    }
-
-    /// Removes the entries whose time to live has passed.
-    public func removeExpired(now: Date = Date()) {
-        state.withLock { memory in
-            let keys = memory.entries.filter { !$0.value.entry.isFresh(at: now) }.map(\.key)
-            for key in keys { memory.bytes -= memory.entries.removeValue(forKey: key)?.entry.size ?? 0 }
-        }
-        guard mayHaveDiskTier else { return }
-        disk.async { [self] in
-            guard let directory = diskDirectoryOnQueue() else { return }
-            let names = state.withLock { Array($0.files.keys) }
-            for name in names {
-                guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { continue }
-                if case .success(let entry) = CachedEntry.decode(data), entry.isFresh(at: now) { continue }
-                deleteFile(name, in: directory)
-            }
-        }
-    }
-
-    /// The bytes the cache keeps: on disk when it has a directory, else in memory.
-    public var totalSize: Int {
-        let onDisk = disk.sync { diskDirectoryOnQueue() != nil }
-        return state.withLock { onDisk ? $0.diskBytes : $0.bytes }
-    }
-
-    /// The number of entries in memory.
-    public var memoryCount: Int { state.withLock { $0.entries.count } }
-
-    /// Removes everything when `version` differs from the one given last time (kept in the
-    /// directory), and remembers it: call it at launch with the app's version.
-    /// - Returns: whether the cache was cleared.
-    @discardableResult
-    public func clearIfVersionChanged(_ version: String) -> Bool {
-        guard let directory = disk.sync(execute: { diskDirectoryOnQueue() }) else { return false }
-        let marker = directory.appendingPathComponent("version")
-        let stored = (try? String(contentsOf: marker, encoding: .utf8)) ?? ""
-        guard stored != version else { return false }
-        removeAll()
-        flush()
-        try? Data(version.utf8).write(to: marker, options: .atomic)
-        return !stored.isEmpty
-    }
 }
