@@ -14,6 +14,7 @@ struct Bench {
         ("registry", RegistryScenario.run),
         ("decode", DecodeScenario.run),
         ("pipeline", PipelineScenario.run),
+        ("isolation", IsolationScenario.run),
         ("soak", SoakScenario.run),
         ("transfer", TransferScenario.run),
         ("cache", CacheScenario.run),

@@ -94,8 +94,12 @@ import Testing
             // One chunk, then twenty seconds' wait: the send runs while the streams subscribe, however
             // loaded the machine, and no live progress event can stand in for the replayed one.
             let request = Get("/drip?chunks=2&interval=20000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
-            let running = client.send(request)
-            #expect(await eventually(timeout: 30) { client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0 })
+            // Waits for the event, the first byte's progress, not for a time: a loaded machine only
+            // makes it come later.
+            let (firstByte, arrived) = AsyncStream<Void>.makeStream()
+            let running = client.send(request, progress: { if $0.bytesReceived > 0 { arrived.yield() } }, completion: { _ in arrived.finish() })
+            for await _ in firstByte { break }
+            try #require(client.runningRequests.first?.progress?.bytesReceived ?? 0 > 0, "the send ended before its first byte")
             // Both streams first (each takes its replay when it is made), then their first events.
             let typedStream = client.events(for: Get.self, replayingLast: true)
             let busStream = client.allEvents(replayingLast: true)

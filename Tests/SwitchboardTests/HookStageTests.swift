@@ -61,4 +61,108 @@ import Testing
             #expect(interceptor.seen.value.map { $0.apiError?.message } == ["not yet"])
         }
     }
+
+    /// Counts its calls; rejects an answer whose count is `rejected`.
+    final class CountingHook: ResponseHook {
+        let calls = Box(0)
+        let rejected = Box<Int?>(nil)
+        func didSucceed(_ response: ResponseContext) throws(NetworkError) {
+            calls.mutate { $0 += 1 }
+            if let rejected = rejected.value, response.json["count"].int == rejected {
+                throw .api(APIError(code: "rejected", message: "count \(rejected)", response: response.errorResponse))
+            }
+        }
+    }
+
+    /// A client with a cache in memory and a counting hook.
+    static func counted(_ server: LoopbackServer, on kind: TransportUnderTest) -> (Dispatcher, CountingHook) {
+        let hook = CountingHook()
+        let client = makeClient(server, on: kind) {
+            $0.cache = ResponseCache(directory: nil, logger: nil)
+            $0.responseHooks = [hook]
+        }
+        return (client, hook)
+    }
+
+    struct Cached: Request {
+        var path: String
+        var policy: CachePolicy
+        var cachePolicy: CachePolicy? { policy }
+    }
+
+    /// A stored entry kept only as the offline fallback meets the hooks when it answers, not when it is
+    /// looked up: once per answer. (Before, every lookup ran the hooks on the entry, and the fallback ran
+    /// them again: 3 calls for the second send, 5 for the third.)
+    @Test(arguments: TransportUnderTest.network) func theHooksRunOncePerAnswerUnderNetworkElseCache(_ kind: TransportUnderTest) async throws {
+        let server = try LoopbackServer.standard()
+        let (client, hook) = Self.counted(server, on: kind)
+        let request = Cached(path: "/counter/fallback-\(UUID().uuidString)", policy: CachePolicy(timeToLive: 600, mode: .networkElseCache))
+        #expect(try await client.response(for: request).source == .network)
+        #expect(hook.calls.value == 1)
+        #expect(try await client.response(for: request).source == .network)
+        #expect(hook.calls.value == 2, "the stored entry met the hooks without answering")
+        await stopOffPool(server)
+        let offline = try await client.response(for: request)
+        #expect(offline.source == .stale && offline.json["count"] == 2)
+        #expect(hook.calls.value == 3)
+    }
+
+    /// The fallback is checked by the hooks: one they reject leaves the network's failure standing.
+    @Test(arguments: TransportUnderTest.network) func aFallbackTheHooksRejectLeavesTheNetworksFailure(_ kind: TransportUnderTest) async throws {
+        let server = try LoopbackServer.standard()
+        let (client, hook) = Self.counted(server, on: kind)
+        let request = Cached(path: "/counter/fallback-\(UUID().uuidString)", policy: CachePolicy(timeToLive: 600, mode: .networkElseCache))
+        _ = try await client.response(for: request)
+        await stopOffPool(server)
+        hook.rejected.mutate { $0 = 1 }
+        let error = await client.result(request).failure
+        #expect(error?.isTransport == true, "\(String(describing: error))")
+    }
+
+    /// A 304's answer is the stored body, seen by the hooks once.
+    @Test(arguments: TransportUnderTest.network) func aRevalidatedAnswerMeetsTheHooksOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let (client, hook) = Self.counted(server, on: kind)
+            let request = Cached(path: "/etag/hooked", policy: CachePolicy(timeToLive: 0))
+            _ = try await client.response(for: request)
+            #expect(try await client.response(for: request).source == .revalidated)
+            #expect(hook.calls.value == 2)
+        }
+    }
+
+    /// A fresh entry the hooks reject is a miss: the network answers, and its answer replaces the entry.
+    @Test(arguments: TransportUnderTest.network) func aFreshEntryTheHooksRejectIsAMiss(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let (client, hook) = Self.counted(server, on: kind)
+            let request = Cached(path: "/counter/fresh-\(UUID().uuidString)", policy: CachePolicy(timeToLive: 600))
+            #expect(try await client.response(for: request).json["count"] == 1)
+            #expect(try await client.response(for: request).source == .cache)
+            hook.rejected.mutate { $0 = 1 }
+            let next = try await client.response(for: request)
+            #expect(next.source == .network && next.json["count"] == 2)
+            #expect(try await client.response(for: request).json["count"] == 2, "the new answer replaced the rejected entry")
+            #expect(server.hits(request.path) == 2)
+        }
+    }
+
+    /// Under cached-then-load an early answer the hooks reject is not delivered; the network's is.
+    @Test(arguments: TransportUnderTest.network) func anEarlyAnswerTheHooksRejectIsNotDelivered(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let (client, hook) = Self.counted(server, on: kind)
+            let request = Cached(path: "/counter/early-\(UUID().uuidString)", policy: CachePolicy(timeToLive: 600, mode: .cachedThenLoad))
+            _ = try await client.response(for: request)
+            hook.rejected.mutate { $0 = 1 }
+            let log = EventLog<Cached>()
+            client.addObserver(log, for: Cached.self, on: .immediate) { $0.record($1) }
+            _ = try await client.response(for: request)
+            let kinds = log.events.map { event -> String in
+                switch event.kind {
+                case .cached: "cached"
+                case .succeeded(let response): "succeeded \(response.json["count"].int ?? 0)"
+                default: "other"
+                }
+            }
+            #expect(kinds == ["other", "succeeded 2"])
+        }
+    }
 }

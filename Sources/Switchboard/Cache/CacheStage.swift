@@ -181,4 +181,20 @@ enum CacheStage {
         default: false
         }
     }
+
+    /// Attempt `number`'s request with the cache's conditional headers. From the second attempt on (an
+    /// interceptor may have put a new token on it) the context is made again for its own key; the
+    /// context to keep is returned with it.
+    static func conditional(_ urlRequest: URLRequest, attempt number: Int, setting: CacheSetting, current: CacheContext?) -> (URLRequest, CacheContext?) {
+        var context = current
+        if number > 1 {
+            let key = CacheKey.make(for: urlRequest, setting)
+            if let key, key == current?.key, let current {
+                context = CacheContext(setting: setting, key: key, request: urlRequest, stored: current.stored)
+            } else {
+                context = key.map { CacheContext(setting: setting, key: $0, request: urlRequest, stored: nil) }
+            }
+        }
+        return (context.map { conditional(urlRequest, $0) } ?? urlRequest, context)
+    }
 }

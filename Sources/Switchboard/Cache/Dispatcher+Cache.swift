@@ -14,7 +14,8 @@ extension Dispatcher {
     /// ``AuthenticationInterceptor``'s token, are asynchronous and not applied here, so an entry keyed by
     /// them is not found). A request carrying credentials is found only with
     /// ``CachePolicy/cachesAuthenticatedRequests``. Reads the disk on the calling thread when the entry
-    /// is not in memory.
+    /// is not in memory. The entry is validated as a send's would be (status, content type, JSON shape);
+    /// the ``ResponseHook``s don't run on it (it answers no send).
     ///
     /// ```swift
     /// if let cached = Dispatcher.shared.cachedResponse(for: GetUserInfo(id: "1")) { show(cached.json) }

@@ -51,8 +51,10 @@ public final class ResponseCache: Sendable {
     /// The most bytes the disk tier keeps.
     public let diskByteLimit: Int
     private let logger: (any NetworkLogger)?
+    /// Locked: the memory tier and the disk bookkeeping, shared by senders (look-ups, stores) on any thread and the disk queue.
     let state = Locked(Memory())
     /// The disk tier once checked: `.none` before, `.some(nil)` for memory only.
+    /// Locked: written on the disk queue, read by senders on any thread (``mayHaveDiskTier``).
     private let checkedDirectory = Locked<URL??>(.none)
     let disk = DispatchQueue(label: "switchboard.cache.disk")
 
@@ -133,30 +135,31 @@ public final class ResponseCache: Sendable {
 
     // MARK: Entries
 
-    /// What ``lookUp(_:later:)`` found.
+    /// Where ``lookUp(_:)`` found the entry for a key.
     enum Found {
-        /// The answer, at once: from memory, or `nil` when there is no disk tier to look in.
+        /// In memory (or nowhere, `nil`, when there is no disk tier to look in): the answer, at once.
         case now(CachedEntry?)
-        /// The disk is being read; the answer goes to `later`.
-        case later
+        /// Maybe on disk: ``read(_:generation:)`` reads it.
+        case onDisk(generation: UInt64)
     }
 
-    /// The entry for `key`: from memory at once; otherwise read from disk on the cache's queue (the
-    /// file read and its checksum never on the caller's thread), then kept in memory too, and passed
-    /// to `later` on a global queue.
-    func lookUp(_ key: String, later: @escaping @Sendable (CachedEntry?) -> Void) -> Found {
+    /// The entry for `key` if memory holds it, or where on disk to read it.
+    func lookUp(_ key: String) -> Found {
         if let hit = memoryEntry(for: key) { return .now(hit) }
         guard mayHaveDiskTier else { return .now(nil) }
         let generation = state.withLock { memory -> UInt64? in memory.removed.contains(Self.fileName(for: key)) ? nil : memory.generation }
         guard let generation else { return .now(nil) }
-        disk.async { [self] in
-            let found = readFromDisk(key, generation: generation)
-            DispatchQueue.global().async { [self] in
-                later(found)
-                answeredLookUps.withLock { $0 += 1 }
-            }
+        return .onDisk(generation: generation)
+    }
+
+    /// The entry in `key`'s file, read and checked on the cache's queue (the file read and its checksum
+    /// never on the caller's thread), then kept in memory too. The caller resumes off that queue.
+    func read(_ key: String, generation: UInt64) async -> CachedEntry? {
+        let found = await withCheckedContinuation { continuation in
+            disk.async { [self] in continuation.resume(returning: readFromDisk(key, generation: generation)) }
         }
-        return .later
+        answeredLookUps.withLock { $0 += 1 }
+        return found
     }
 
     /// The entry for `key`, waiting for the disk when it isn't in memory: for
@@ -180,12 +183,15 @@ public final class ResponseCache: Sendable {
 
     /// Holds back every read from disk while it runs (on the cache's queue): the package's tests use
     /// it to show that a send doesn't wait for the disk.
+    /// Locked: set by a test on its own thread, read on the disk queue.
     package let diskReadGate = Locked<(@Sendable () -> Void)?>(nil)
     /// Runs (on the cache's queue) after a disk read has decoded its entry, before the entry is kept
     /// in memory: the package's tests store a newer entry there.
+    /// Locked: set by a test on its own thread, read on the disk queue.
     package let diskReadDecodedGate = Locked<(@Sendable () -> Void)?>(nil)
-    /// How many of ``lookUp(_:later:)``'s disk reads have been answered (their `later` returned): for
+    /// How many of ``read(_:generation:)``'s disk reads have been answered (their caller resumed): for
     /// the package's tests, which wait for a late answer before checking it changed nothing.
+    /// Locked: counted by each resumed reader (any thread), read by tests.
     package let answeredLookUps = Locked(0)
 
     /// On the disk queue: the entry in `key`'s file, checked; a corrupt or foreign file is deleted.

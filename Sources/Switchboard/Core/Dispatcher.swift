@@ -46,6 +46,7 @@ public final class Dispatcher: Sendable {
     }
 
     @usableFromInline let registry: ObserverRegistry
+    /// Locked: sends, `updateConfiguration` and the cookie jar from any thread.
     private let state: Locked<State>
     /// The sends that have not finished, by id (a lock of its own, shared with the sweeper).
     private let inFlight = Locked<[UInt64: any InFlightOperation]>([:])

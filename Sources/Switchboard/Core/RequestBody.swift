@@ -66,3 +66,11 @@ public enum RequestBody: Sendable, Hashable {
         }
     }
 }
+
+extension RequestBody {
+    /// Whether building the body reads files or streams (a multipart form that has them).
+    var isSlowToBuild: Bool {
+        if case .multipart(let form) = self { return form.mayBeSlowToAssemble }
+        return false
+    }
+}

@@ -68,6 +68,7 @@ public final class BatchRequest: RequestGroup {
     private let members: [GroupMember]
     private let dispatcher: Dispatcher
     private let lifecycle: GroupLifecycle
+    /// Locked: the app's calls (start, stop, delegate, progress) come from any thread; members' ends come on `queue`.
     private let state: Locked<State>
     /// Where members' ends are handled, one at a time, in order.
     private let queue = DispatchQueue(label: "switchboard.batch")

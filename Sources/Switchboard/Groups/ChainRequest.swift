@@ -48,6 +48,7 @@ public final class ChainRequest: RequestGroup {
 
     private let dispatcher: Dispatcher
     private let lifecycle: GroupLifecycle
+    /// Locked: the app's calls (add, stop, delegate) come from any thread; ends come on `queue`, callbacks on the callback queue.
     private let state = Locked(State())
     /// Where requests' ends and a stop are handled, one at a time, in order.
     private let queue = DispatchQueue(label: "switchboard.chain")

@@ -14,6 +14,7 @@ final class GroupLifecycle: Sendable {
         var accessories: [any GroupAccessory] = []
     }
 
+    /// Locked: the app adds observers and accessories and starts the group from any thread; the group's queue emits and ends it.
     private let state = Locked(State())
     let callbackQueue: CallbackQueue
 

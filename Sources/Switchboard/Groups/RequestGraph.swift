@@ -49,6 +49,7 @@ public final class RequestGraph: RequestGroup {
     public let maximumConcurrency: Int
     private let dispatcher: Dispatcher
     private let lifecycle: GroupLifecycle
+    /// Locked: the app's calls (add, start, stop, response(_:)) come from any thread; nodes' ends come on `queue`.
     private let state = Locked(State())
     /// Where nodes' ends are handled, one at a time.
     private let queue = DispatchQueue(label: "switchboard.graph")

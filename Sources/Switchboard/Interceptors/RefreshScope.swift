@@ -50,6 +50,7 @@ struct RefreshScope: Sendable {
 final class RefreshMark: Sendable {
     /// The token store whose refresh this is.
     let owner: ObjectIdentifier
+    /// Locked: the refresh's task ends it while its sends, on any thread, read it and a 401 refuses it.
     private let state = Locked((running: true, refused: false))
 
     init(owner: ObjectIdentifier) {

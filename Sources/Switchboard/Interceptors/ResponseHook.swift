@@ -9,13 +9,19 @@ import FoundationNetworking
 /// ``didSucceed(_:)`` runs on each attempt's response once it passed validation (the configuration's
 /// hooks, then the request's), before the retry decision and the response cache: a response a hook
 /// rejects is a failed attempt, which interceptors and the ``RetryPolicy`` see and the cache never
-/// stores. It also runs on a stored response before it answers (a cache hit, the offline fallback).
-/// ``didFail(_:for:)`` maps the send's final failure (after retries), before
-/// ``RequestAccessory/willStop(_:error:)`` and before any observer or closure hears it. Hooks never run
-/// on the transport's queue (so a slow hook delays no other transfer): on a global dispatch queue, in a
-/// concurrency task when ``Configuration/interceptors`` decided the retry, or on the thread that called
-/// `send` when the request could not be built or a cached entry answered it. A cancelled send skips
-/// them. Both methods have default implementations.
+/// stores. A stored response meets the hooks once, when it answers: a fresh hit, the early answer of
+/// ``CachePolicy/Mode/cachedThenLoad``, the body of a `304`, the offline fallback of
+/// ``CachePolicy/Mode/networkElseCache``. A stored response the hooks reject is not used: the send goes
+/// to the network as on a miss (or, for the fallback, the network's failure stands).
+/// ``Dispatcher/cachedResponse(for:allowingExpired:)`` reads the store without the hooks.
+/// ``didFail(_:for:)`` maps the send's final failure (after retries; a cancel is not mapped), before
+/// ``RequestAccessory/willStop(_:error:)`` and before any observer or closure hears it.
+///
+/// Hooks never run on the transport's queue (so a slow hook delays no other transfer) nor under a
+/// lock: on a global dispatch queue after a transfer or a disk read of the cache; in a concurrency
+/// task when ``Configuration/interceptors`` ran first or decided the retry; on the thread that called
+/// `send` when the memory cache answered or the request could not be built. Both methods have default
+/// implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)

@@ -26,6 +26,7 @@ final class ObserverRegistry: Sendable {
         }
     }
 
+    /// Locked: observers are added and removed, and events posted, from any thread.
     private let state: Locked<State>
     /// Registrations on the bus of all requests, read without the lock on every post.
     private let busListeners = AtomicCount()

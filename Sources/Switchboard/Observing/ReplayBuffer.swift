@@ -11,6 +11,7 @@ final class ReplayBuffer<Event: Sendable>: Sendable {
         var seen: Set<UInt64> = []
     }
 
+    /// Locked: posting threads offer live events while the subscriber's thread flushes the replay.
     private let state = Locked(State())
     private let yield: @Sendable (Event) -> Void
 

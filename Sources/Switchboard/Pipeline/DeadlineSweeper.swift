@@ -25,6 +25,7 @@ final class DeadlineSweeper: Sendable {
     }
 
     private let queue = DispatchQueue(label: "switchboard.deadlines")
+    /// Locked: senders arm and disarm deadlines from any thread; the timer reads them on `queue`.
     private let schedule = Locked(Schedule())
     /// Expires what is overdue at the given uptime (nanoseconds) and says what remains.
     private let expire: @Sendable (UInt64) -> Sweep

@@ -19,6 +19,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     let id: UInt64
     let owner: OwnerLink?
     let startedAt = Date()
+    /// Locked: the sender, the transport's queue, tasks, the sweeper and a cancel from any thread.
     let state: Locked<OperationState>
     /// What the send read once from the request, its pipeline and the configuration.
     let plan: SendPlan<R>
@@ -32,7 +33,6 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private nonisolated(unsafe) var continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?
 
     var request: R { plan.check.request }
-    var configuration: Configuration { plan.check.settings.value }
 
     init(
         id: UInt64, request: R, configuration: ConfigurationSnapshot, registry: ObserverRegistry, completionQueue: CallbackQueue,
@@ -69,7 +69,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         // A cancel that came before this point waited for `started` to be posted; deliver it now.
         if takePendingCancel() { return }
         let body = request.body
-        if BuildStage.isSlow(body) {
+        if body?.isSlowToBuild == true {
             DispatchQueue.global().async { [self] in build(body, on: transport) }
         } else {
             build(body, on: transport)
@@ -79,22 +79,18 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func build(_ body: RequestBody?, on transport: any Transport) {
         let prepared: RequestBuilder.Prepared
         do {
-            prepared = try BuildStage.run(request, body: body, configuration: configuration)
+            prepared = try BuildStage.run(request, body: body, configuration: plan.check.settings.value)
         } catch {
             return finish(.failure(error))
         }
-        let setting = plan.cachePolicy.flatMap {
-            CacheLookupStage.setting(
-                for: request, isDownload: plan.download != nil, prepared: prepared, configuration: configuration, policy: $0, cookies: transport.addedCookies)
-        }
-        attempt(1, prepared, on: transport, cacheSetting: setting)
+        attempt(1, prepared, on: transport, cacheSetting: plan.cacheSetting(prepared, cookies: transport.addedCookies))
     }
 
     /// Stage 2 for attempt `number`, then stage 3 or 5. `cacheSetting` comes with the first attempt.
     private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
         let urlRequest: URLRequest
         do {
-            urlRequest = try AuthenticateStage.adapt(prepared, for: request, configuration: configuration, adapters: plan.adapters)
+            urlRequest = try AuthenticateStage.adapt(prepared, for: request, configuration: plan.check.settings.value, adapters: plan.adapters)
         } catch {
             return finish(.failure(error))
         }
@@ -126,18 +122,27 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if !state.withLock({ $0.keepAdapting(task, attempt: number) }) { task.cancel() }
     }
 
-    /// Stage 3; its answer ends the send (a fresh entry) or starts stage 5.
-    private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport) {
-        CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check) { [self] found in
-            switch state.withLock({ $0.lookedUp(number, context: found.context, fresh: found.fresh) }) {
-            case true?:
-                if let stored = found.stored { complete(.success(stored)) }
-            case false?:
-                if let stored = found.stored, setting.policy.mode == .cachedThenLoad { post(.cached(stored)) }
-                transfer(number, urlRequest, prepared, on: transport)
-            case nil:
-                break  // a cancel or the deadline ended the attempt meanwhile
+    /// Stage 3 (from memory at once; from disk in a task, which calls this again with what it `found`);
+    /// its answer ends the send (a fresh entry) or starts stage 5.
+    private func lookUp(
+        _ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport,
+        found read: CacheLookupStage.Found? = nil
+    ) {
+        guard let found = read ?? CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check) else {
+            Task { [self] in
+                let found = await CacheLookupStage.read(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check)
+                lookUp(number, urlRequest, prepared, setting, on: transport, found: found)
             }
+            return
+        }
+        switch state.withLock({ $0.lookedUp(number, context: found.context, fresh: found.fresh) }) {
+        case true?:
+            if let stored = found.stored { complete(.success(stored)) }
+        case false?:
+            if let stored = found.stored, setting.policy.mode == .cachedThenLoad { post(.cached(stored)) }
+            transfer(number, urlRequest, prepared, on: transport)
+        case nil:
+            break  // a cancel or the deadline ended the attempt meanwhile
         }
     }
 
@@ -146,18 +151,14 @@ final class RequestOperation<R: Request>: InFlightOperation {
         var urlRequest = adapted
         if plan.cachePolicy != nil, case let (setting?, current) = state.withLock({ ($0.cacheSetting, $0.cache) }) {
             let context: CacheContext?
-            (urlRequest, context) = CacheLookupStage.conditional(adapted, attempt: number, setting: setting, current: current)
+            (urlRequest, context) = CacheStage.conditional(adapted, attempt: number, setting: setting, current: current)
             if number > 1 { state.withLock { $0.cache = context } }
         }
-        if let context = plan.monitors.context {
-            context.record(urlRequest)
-            plan.monitors.each { $0.request($1, didAdapt: urlRequest, attempt: number) }
-        }
+        plan.monitors.didAdapt(urlRequest, attempt: number)
         if !plan.interceptors.isEmpty { state.withLock { $0.sent = urlRequest } }
         var report: (@Sendable (TransferProgress) -> Void)?
         if request.reportsProgress || progressHandler != nil {
-            let toObservers = request.reportsProgress
-            report = { [weak self, progressHandler, queue = delivery.completionQueue] value in
+            report = { [weak self, progressHandler, toObservers = request.reportsProgress, queue = delivery.completionQueue] value in
                 guard let self, self.state.withLock({ $0.isTransferring(number) }) else { return }
                 if toObservers { self.post(.progress(value, attempts: number)) }
                 // Queued before the terminal event, which comes from this queue later: never after it.
@@ -166,18 +167,20 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
         // The state, not `self`, records: a weak reference to the operation would give it a side table.
         let record: @Sendable (TransferProgress) -> Void = { [state] value in state.withLock { $0.progress = value } }
-        let callbacks = TransportStage.callbacks(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
-        let options = TransportStage.options(for: request, timeout: plan.timeout, configuration: configuration)
-        let task = TransportStage.run(
-            urlRequest, prepared: prepared, origin: request, download: plan.download, configuration: configuration, options: options, callbacks: callbacks,
-            coalescer: plan.coalescer, on: transport)
+        let callbacks = TransferCallbacks.attempt(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
+        let options = TransferOptions(for: request, timeout: plan.timeout, configuration: plan.check.settings.value)
+        let shared = plan.coalescer.flatMap {
+            CoalesceStage.run(TransportRequest(urlRequest, body: prepared.body, origin: request), options: options, callbacks: callbacks, coalescer: $0, on: transport)
+        }
+        let task =
+            shared
+            ?? TransportStage.run(
+                urlRequest, prepared: prepared, origin: request, download: plan.download, partialDownloads: plan.check.settings.value.partialDownloadsDirectory,
+                options: options, callbacks: callbacks, on: transport)
         // Stopped while `perform` ran (its completion ends the attempt), or already ended: either way the
         // task is told to stop, which is harmless for a finished one.
         if !state.withLock({ $0.running(number, task: task, url: urlRequest.url) }) { task.cancel() }
     }
-
-    /// Bodies up to this size are checked on the transport's queue; larger ones on a global queue.
-    static var inlineDecodeLimit: Int { 64 << 10 }
 
     /// The transport's completion of attempt `number`. Stages 6 to 8 run off the transport's queue when
     /// the body is large or user code (hooks, plan.monitors) will run. A late report is ignored.
@@ -185,7 +188,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let (current, stopReason, replaced) = state.withLock { $0.transferEnded(number) }
         withExtendedLifetime(replaced) {}  // its task (maybe user code) released outside the lock
         guard current else { return }
-        if plan.check.hooks.isEmpty, plan.monitors.isEmpty, stopReason != nil || (try? result.get().data.count) ?? 0 < Self.inlineDecodeLimit {
+        if plan.checksInline(result, stopped: stopReason != nil) {
             endAttempt(number, result, stopReason: stopReason)
         } else {
             DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
@@ -202,24 +205,25 @@ final class RequestOperation<R: Request>: InFlightOperation {
             (received, origin) = (.success(revalidated), .revalidated)
         }
         let outcome = received.flatMap { plan.check.validate($0, origin: origin) }
-        if !plan.monitors.isEmpty, case .success = result {
-            let decoded = outcome.map { ResponseContext(request: request, parts: $0) }
-            plan.monitors.each { $0.request($1, didDecode: decoded, attempt: number) }
-        }
+        if case .success = result { plan.monitors.didDecode(outcome, of: request, attempt: number) }
         decide(plan.check.hooked(outcome), attempt: number)
     }
 
     /// Stage 9: the plan.interceptors (in a task: a cancel ends the send at once, the deadline hands the
     /// decision to the retry policy), else the retry policy.
     private func decide(_ outcome: Outcome, attempt number: Int) {
-        let policyDelay = DecideStage.policyDelay(after: number, outcome, policy: plan.retryPolicy, method: request.method)
+        let error: NetworkError, policyDelay: TimeInterval?
+        switch DecideStage.run(after: number, outcome, policy: plan.retryPolicy, method: request.method, interceptors: plan.interceptors) {
+        case .settle(let delay): return settle(outcome, attempt: number, delay: delay)
+        case .ask(let failure, let delay): (error, policyDelay) = (failure, delay)
+        }
         let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
-        guard DecideStage.asksInterceptors(plan.interceptors, outcome, attempt: number), let error = outcome.failure,
-            let asked = state.withLock({ $0.beginDeciding(number, error: error, outcome: outcome, policyDelay: policyDelay, deadline: deadline) })
-        else { return settle(outcome, attempt: number, delay: policyDelay) }
+        guard let asked = state.withLock({ $0.beginDeciding(number, error: error, outcome: outcome, policyDelay: policyDelay, deadline: deadline) }) else {
+            return settle(outcome, attempt: number, delay: policyDelay)
+        }
         let context = RetryContext(request: asked.sent, original: request, error: error, attempt: number, errors: asked.errors)
         let task = Task { [self] in
-            let delay = await DecideStage.run(context, interceptors: plan.interceptors, scope: delivery.refreshScope, policyDelay: policyDelay)
+            let delay = await DecideStage.ask(context, interceptors: plan.interceptors, scope: delivery.refreshScope, policyDelay: policyDelay)
             settle(outcome, attempt: number, delay: delay, decidedByInterceptors: true)
         }
         if !state.withLock({ $0.keepDeciding(task, attempt: number) }) { task.cancel() }
@@ -289,7 +293,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             return (state.transfers, state.route, state.cache)
         }
         route?.prepared.temporaryFile?.remove()
-        let final = result.failure?.isCancelled == true ? result : Delivery.mapped(CacheStoreStage.run(result, context: cache, check: plan.check), of: request, plan.check.hooks)
-        delivery.run(final, of: request, id: id, attempts: attempts, monitors: plan.monitors, continuation: continuation, operation: self)
+        let final = result.failure?.isCancelled == true ? result : CacheStoreStage.run(result, context: cache, check: plan.check)
+        delivery.run(final, of: request, id: id, attempts: attempts, hooks: plan.check.hooks, monitors: plan.monitors, continuation: continuation, operation: self)
     }
 }

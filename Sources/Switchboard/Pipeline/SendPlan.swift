@@ -18,7 +18,8 @@ struct SendPlan<R: Request>: Sendable {
     let timeout: TimeInterval
     /// For a ``DownloadRequest``: where the file goes and whether it resumes.
     let download: (destination: DownloadDestination, resumes: Bool)?
-    /// Where identical transfers are shared, when this request may share one.
+    /// Where identical transfers are shared (stage 4), when this request may share one: not a download,
+    /// nor a request or a dispatcher that opts out.
     let coalescer: Coalescer?
     let cachePolicy: CachePolicy?
 
@@ -38,12 +39,28 @@ struct SendPlan<R: Request>: Sendable {
         interceptors = configuration.interceptors
         timeout = request.timeout ?? configuration.timeout
         cachePolicy = request.cachePolicy
-        self.coalescer = CoalesceStage.coalescer(for: request, isDownload: download != nil, configuration: configuration, coalescer)
+        self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
     /// Whether nothing may change the built request (then the cache key comes from what the builder
     /// recorded).
     var adaptsNothing: Bool { adapters.isEmpty && interceptors.isEmpty }
+
+    /// The send's use of the cache (stage 3), or `nil` when it has none.
+    func cacheSetting(_ prepared: RequestBuilder.Prepared, cookies: TransportCookies) -> CacheSetting? {
+        guard let cachePolicy else { return nil }
+        return CacheStage.setting(
+            for: check.request, isDownload: download != nil, prepared: prepared, configuration: check.settings.value, policy: cachePolicy, cookies: cookies)
+    }
+
+    /// Bodies up to this size are checked on the transport's queue; larger ones on a global queue.
+    static var inlineCheckLimit: Int { 64 << 10 }
+
+    /// Whether stages 6 to 8 may run on the transport's queue: no user code (hooks, monitors) will run,
+    /// and the body is small (or the attempt was stopped).
+    func checksInline(_ result: Result<TransportResponse, NetworkError>, stopped: Bool) -> Bool {
+        check.hooks.isEmpty && monitors.isEmpty && (stopped || (try? result.get().data.count) ?? 0 < Self.inlineCheckLimit)
+    }
 
     /// An attempt's deadline from `now` (uptime nanoseconds).
     func deadline(from now: UInt64) -> UInt64 { now &+ UInt64(max(0, min(timeout, 1e9)) * 1e9) }

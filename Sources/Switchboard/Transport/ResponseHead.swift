@@ -13,6 +13,7 @@ import FoundationNetworking
 final class ResponseHead: Sendable {
     private enum Storage: Sendable {
         case made(HTTPURLResponse)
+        /// `response` is locked: made on first ask, and whoever holds the head (stages, observers, the app) may ask from any thread.
         case parsed(url: URL, status: Int, version: String?, fields: [HTTPHeaders.Field], response: Locked<HTTPURLResponse?>)
     }
 

@@ -8,6 +8,7 @@ import FoundationNetworking
 /// `@unchecked Sendable`: its only state is `transfers`, inside the lock wrapper; `NSObject` keeps the
 /// compiler from checking that itself.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    /// Locked: a first hop is registered on the sender's thread; the delegate queue looks up and removes; tests count.
     private let transfers = Locked<[Int: TransferState]>([:])
 
     /// How many tasks URLSession has not yet reported complete (a cancelled one counts until its

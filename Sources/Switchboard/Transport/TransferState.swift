@@ -6,9 +6,10 @@ import FoundationNetworking
 
 /// What the session delegate knows about one transfer.
 ///
-/// `@unchecked Sendable`: the `var`s below are touched only on the session's serial delegate queue
-/// (every delegate callback runs there, and so does a cancel), `finished` is an atomic flag and `task`
-/// is behind the lock wrapper.
+/// `@unchecked Sendable`: the `var`s below are touched on the session's serial delegate queue (every
+/// delegate callback runs there, and so does a cancel), except the first hop's, set on the sender's
+/// thread before the task is registered under the delegate's lock and resumed (which orders them
+/// before any callback); `finished` is an atomic flag and `task` is behind the lock wrapper.
 final class TransferState: @unchecked Sendable {
     /// The request as it was given.
     let request: TransportRequest
@@ -19,6 +20,7 @@ final class TransferState: @unchecked Sendable {
     let startTime = DispatchTime.now().uptimeNanoseconds
     private let finished = AtomicFlag()
     /// The task moving the bytes now (a new one after a redirect Switchboard follows itself).
+    /// Locked: set on the sender's thread for the first hop and on the delegate queue for a redirect's; read there to cancel.
     private let task = Locked<URLSessionTask?>(nil)
 
     // Delegate-queue only:

@@ -35,6 +35,7 @@ public struct TransportFactory: Sendable {
         make(context)
     }
 
+    /// The last identity given. Locked: factories are made on any thread.
     private static let nextIdentity = Locked<UInt64>(0)
 
     /// A ``URLSessionTransport`` over an `.ephemeral` session, the default.

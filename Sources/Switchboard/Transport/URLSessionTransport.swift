@@ -24,6 +24,7 @@ public final class URLSessionTransport: Transport {
     var unreportedTasks: Int { delegate.unreportedTasks }
     /// How many transfers have not yet returned from their completion (a redirect's next hop and a
     /// cancelled transfer included).
+    /// Locked: senders add in `perform`, the delegate queue takes away after each completion, tests read.
     private let unfinished = Locked(0)
     /// How many transfers have not yet returned from their completion: for the package's tests, which
     /// wait for none (and for `unreportedTasks` to be 0) before they look for a late callback.
@@ -226,6 +227,7 @@ final class DelegateQueue: OperationQueue, @unchecked Sendable {
     private let target: DispatchQueue
     /// Operations added but not yet run, producers waiting for room, and whether flow control is off
     /// (the delegate queue is calling something that may wait for FoundationNetworking's queue).
+    /// Locked: FoundationNetworking's queue adds operations (and may wait); the delegate queue runs them and wakes it.
     private let backlog = Locked((pending: 0, waiting: 0, off: 0))
     private let room = DispatchSemaphore(value: 0)
     private static let key = DispatchSpecificKey<ObjectIdentifier>()

@@ -64,6 +64,7 @@ public final class SendContext: Sendable {
     public let startDate: Date
     /// When the send started, in uptime nanoseconds (`DispatchTime`), for durations.
     public let startTime: UInt64
+    /// Locked: recorded by the send at each attempt, read by monitors from any thread.
     private let sent = Locked<URLRequest?>(nil)
 
     init(id: UInt64, request: any Request) {
@@ -99,5 +100,19 @@ struct Monitors: Sendable {
     func each(_ body: (any EventMonitor, SendContext) -> Void) {
         guard let context else { return }
         for monitor in all { body(monitor, context) }
+    }
+
+    /// Tells each monitor what attempt `number` sends (and records it for the send's context).
+    func didAdapt(_ urlRequest: URLRequest, attempt number: Int) {
+        guard let context else { return }
+        context.record(urlRequest)
+        for monitor in all { monitor.request(context, didAdapt: urlRequest, attempt: number) }
+    }
+
+    /// Tells each monitor how attempt `number`'s response was checked (stages 6 to 8, before the hooks).
+    func didDecode(_ outcome: Outcome, of request: any Request, attempt number: Int) {
+        guard let context else { return }
+        let decoded = outcome.map { ResponseContext(request: request, parts: $0) }
+        for monitor in all { monitor.request(context, didDecode: decoded, attempt: number) }
     }
 }

@@ -100,6 +100,7 @@ enum URLResolver {
     /// A small, bounded memory of joined URLs by path (emptied when full, so paths with ids in them
     /// cost at most what they cost without it).
     final class RecentURLs: Sendable {
+        /// Locked: senders build URLs on any thread.
         private let urls = Locked<[String: URL]>([:])
         static let capacity = 64
 

@@ -14,6 +14,7 @@ import FoundationNetworking
 ///
 /// Lock order: the table, then a shared transfer's state; never the other way round.
 final class Coalescer: Sendable {
+    /// Locked: senders join and leave from any thread; a shared transfer removes itself from its transport's queue.
     private let table = Locked<[CoalescingKey: SharedTransfer]>([:])
 
     /// Starts `request` on `transport`, or joins the identical transfer in flight. `callbacks` must have
@@ -62,6 +63,7 @@ final class Waiter: TransportTask {
 
     let callbacks: TransferCallbacks
     let shared: SharedTransfer
+    /// Locked: the shared transfer's queue delivers while the waiter's own cancel or deadline may leave.
     private let delivery = Locked(Delivery())
 
     init(_ callbacks: TransferCallbacks, shared: SharedTransfer) {
@@ -135,7 +137,9 @@ final class SharedTransfer: Sendable {
     }
 
     let key: CoalescingKey
+    /// Locked: waiters join and leave from any thread while the transport's queue fans out.
     private let state: Locked<State>
+    /// The coalescer's table (its lock, taken before `state`), to leave it when the last waiter goes.
     private let table: Locked<[CoalescingKey: SharedTransfer]>
 
     init(key: CoalescingKey, table: Locked<[CoalescingKey: SharedTransfer]>) {

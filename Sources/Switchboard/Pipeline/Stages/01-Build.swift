@@ -9,15 +9,10 @@ import FoundationNetworking
 /// the URL filters, the headers (defaults, encoding, the request's, its credentials) and the body. A
 /// multipart form is assembled in memory, or over the threshold in an owner-only temporary file the send
 /// keeps until it ends. User code (filters, `makeURLRequest`) runs here without any lock held. A bad
-/// input is ``NetworkError/invalidRequest(reason:)`` and nothing is sent.
+/// input is ``NetworkError/invalidRequest(reason:)`` and nothing is sent. When building reads files or
+/// streams (``RequestBody/isSlowToBuild``), the driver runs this stage on a global queue, not on the
+/// sender's thread (the main thread, often).
 enum BuildStage {
-    /// Whether building reads files or streams (a multipart form that has them): then the driver runs
-    /// this stage on a global queue, not on the sender's thread (the main thread, often).
-    static func isSlow(_ body: RequestBody?) -> Bool {
-        if case .multipart(let form)? = body { return form.mayBeSlowToAssemble }
-        return false
-    }
-
     /// The request before authentication. `body` is the request's ``Request/body``, read once.
     static func run<R: Request>(_ request: R, body: RequestBody?, configuration: Configuration) throws(NetworkError) -> RequestBuilder.Prepared {
         try RequestBuilder.prepare(request, body: body, configuration: configuration)

@@ -9,87 +9,79 @@ import FoundationNetworking
 ///
 /// The memory tier answers at once; otherwise the file is read and checked on the cache's queue. An
 /// entry stored for another version is removed; one whose `Vary` fields differ is a miss. A usable
-/// entry is checked like a response from the network (stages 6 to 8, hooks included). Under
-/// cache-else-load a fresh entry answers without the network; otherwise the entry may make the request
-/// conditional and is the offline fallback (stage 10).
+/// entry is checked like a response from the network (stages 6 to 8; the hooks only when it answers).
+/// Under cache-else-load a fresh entry answers without the network; otherwise the entry may make the
+/// request conditional and is the offline fallback (stage 10).
 enum CacheLookupStage {
     /// What a lookup found for one attempt.
     struct Found: Sendable {
         /// What the attempt does with the cache from here (`nil` for a fresh answer, or credentials
         /// the policy doesn't let the cache see).
         let context: CacheContext?
-        /// The stored response, checked.
+        /// The stored response when it answers (fresh, or cached-then-load's early answer), checked and
+        /// accepted by the hooks.
         let stored: ResponseParts?
         /// Whether `stored` answers the send without the network.
         let fresh: Bool
     }
 
-    /// The send's use of the cache, or `nil` when it has none: no policy, no cache configured, a body
-    /// from a file or stream, a download, or a transport that doesn't say which cookies it adds.
-    static func setting<R: Request>(
-        for request: R, isDownload: Bool, prepared: RequestBuilder.Prepared, configuration: Configuration, policy: CachePolicy?, cookies: TransportCookies
-    ) -> CacheSetting? {
-        CacheStage.setting(for: request, isDownload: isDownload, prepared: prepared, configuration: configuration, policy: policy, cookies: cookies)
-    }
-
-    /// Looks `urlRequest` up and calls `answer` with what was found: at once from memory, or later
-    /// from the cache's queue. `fromParts`: key it from what the builder recorded (nothing adapted the
-    /// request), which is cheaper than reading the `URLRequest` back.
-    static func run<R: Request>(
-        _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>,
-        answer: @escaping @Sendable (Found) -> Void
-    ) {
-        let key: String?
-        if fromParts, let parts = prepared.parts {
-            key = CacheKey.make(for: parts, headers: prepared.mayCarryCredentialHeaders ? urlRequest.allHTTPHeaderFields : nil, setting)
-        } else {
-            key = CacheKey.make(for: urlRequest, setting)
-        }
-        guard let key else {
+    /// What the lookup found at once (memory, or no entry possible), or `nil` when the disk must be read
+    /// (then ``read(_:prepared:setting:fromParts:check:)``, `async`, answers). `fromParts`: key it from what
+    /// the builder recorded (nothing adapted the request), which is cheaper than reading the `URLRequest` back.
+    static func run<R: Request>(_ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>) -> Found? {
+        guard let key = key(urlRequest, prepared, setting, fromParts) else {
             // Credentials the policy doesn't let the cache see: neither served nor stored.
-            answer(Found(context: nil, stored: nil, fresh: false))
-            return
+            return Found(context: nil, stored: nil, fresh: false)
         }
         guard !setting.policy.ignoresCache else {
-            answer(Found(context: CacheContext(setting: setting, key: key, request: urlRequest, stored: nil), stored: nil, fresh: false))
-            return
+            return Found(context: CacheContext(setting: setting, key: key, request: urlRequest, stored: nil), stored: nil, fresh: false)
         }
-        let found = setting.cache.lookUp(key) { entry in
-            answer(Self.found(entry, key: key, urlRequest, setting, check))
-        }
-        if case .now(let entry) = found { answer(Self.found(entry, key: key, urlRequest, setting, check)) }
+        guard case .now(let entry) = setting.cache.lookUp(key) else { return nil }
+        return found(entry, key: key, urlRequest, setting, check)
     }
 
+    /// The lookup that reads the disk, for when ``run(_:prepared:setting:fromParts:check:)`` returned `nil`.
+    static func read<R: Request>(_ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>) async
+        -> Found
+    {
+        guard let key = key(urlRequest, prepared, setting, fromParts) else { return Found(context: nil, stored: nil, fresh: false) }
+        let entry: CachedEntry?
+        switch setting.cache.lookUp(key) {
+        case .now(let found): entry = found  // stored meanwhile
+        case .onDisk(let generation): entry = await setting.cache.read(key, generation: generation)
+        }
+        return found(entry, key: key, urlRequest, setting, check)
+    }
+
+    private static func key(_ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, _ fromParts: Bool) -> String? {
+        if fromParts, let parts = prepared.parts {
+            return CacheKey.make(for: parts, headers: prepared.mayCarryCredentialHeaders ? urlRequest.allHTTPHeaderFields : nil, setting)
+        }
+        return CacheKey.make(for: urlRequest, setting)
+    }
+
+    /// What `found` means for the send. The entry is checked like a response from the network (stages 6
+    /// to 8); the hooks see it only when it answers — a fresh entry under cache-else-load, or the early
+    /// answer of cached-then-load — so a hook runs once per answer. An entry a hook rejects is a miss:
+    /// neither an answer, nor a validator, nor the fallback. (An entry kept only for a conditional request
+    /// or as the offline fallback meets the hooks when it answers: as a 304's body in stage 8, as the
+    /// fallback in stage 10.)
     private static func found<R: Request>(_ found: CachedEntry?, key: String, _ urlRequest: URLRequest, _ setting: CacheSetting, _ check: ResponseCheck<R>) -> Found {
         var entry = CacheStage.usable(found, key: key, for: urlRequest, setting)
         var stored: ResponseParts?
-        if let usable = entry {
-            if case .success(let parts) = check.entry(usable, origin: .cache) {
-                stored = parts
-                // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
-                if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
-            } else {
-                entry = nil
+        var fresh = false
+        if let usable = entry, case .success(let parts) = check.entry(usable, origin: .cache, runsHooks: false) {
+            // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
+            if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
+            fresh = setting.policy.mode == .cacheElseLoad && usable.isFresh(at: Date())
+            if fresh || setting.policy.mode == .cachedThenLoad {
+                if case .success = check.hooked(.success(parts)) { stored = parts } else { (entry, fresh) = (nil, false) }
             }
+        } else {
+            entry = nil
         }
-        let fresh = stored != nil && setting.policy.mode == .cacheElseLoad && entry?.isFresh(at: Date()) == true
         // A fresh answer ends the send: nothing after reads a context, so none is made for it.
         return Found(context: fresh ? nil : CacheContext(setting: setting, key: key, request: urlRequest, stored: entry), stored: stored, fresh: fresh)
     }
 
-    /// Attempt `number`'s request with the cache's conditional headers. From the second attempt on (an
-    /// interceptor may have put a new token on it) the context is made again for its own key; the
-    /// context to keep is returned with it.
-    static func conditional(_ urlRequest: URLRequest, attempt number: Int, setting: CacheSetting, current: CacheContext?) -> (URLRequest, CacheContext?) {
-        var context = current
-        if number > 1 {
-            let key = CacheKey.make(for: urlRequest, setting)
-            if let key, key == current?.key, let current {
-                context = CacheContext(setting: setting, key: key, request: urlRequest, stored: current.stored)
-            } else {
-                context = key.map { CacheContext(setting: setting, key: $0, request: urlRequest, stored: nil) }
-            }
-        }
-        return (context.map { CacheStage.conditional(urlRequest, $0) } ?? urlRequest, context)
-    }
 }

@@ -11,17 +11,12 @@ import FoundationNetworking
 /// opt out (``Request/coalescesDuplicates``) and dispatchers that turn it off
 /// (``Configuration/coalescesDuplicates``) never share.
 enum CoalesceStage {
-    /// Where a send of `request` may share its transfers, decided once per send.
-    static func coalescer<R: Request>(for request: R, isDownload: Bool, configuration: Configuration, _ coalescer: Coalescer?) -> Coalescer? {
-        configuration.coalescesDuplicates && !isDownload && request.coalescesDuplicates ? coalescer : nil
-    }
-
     /// Joins an identical transfer in flight or starts one others may join; `nil` when the request
     /// can't be shared (then the transport stage starts it alone).
-    static func run(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, coalescer: Coalescer?, on transport: any Transport) -> (
+    static func run(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks, coalescer: Coalescer, on transport: any Transport) -> (
         any TransportTask
     )? {
-        guard let coalescer, let key = CoalescingKey(request, options: options) else { return nil }
+        guard let key = CoalescingKey(request, options: options) else { return nil }
         return coalescer.perform(request, key: key, options: options, callbacks: callbacks, on: transport)
     }
 }

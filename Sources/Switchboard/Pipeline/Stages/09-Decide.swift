@@ -14,21 +14,25 @@ enum DecideStage {
     /// The most attempts interceptors may ask for, whatever they decide.
     static var maximumAttempts: Int { 16 }
 
-    /// The retry policy's delay before the next attempt, or `nil` for no retry.
-    static func policyDelay(after attempt: Int, _ outcome: Outcome, policy: RetryPolicy, method: HTTPMethod) -> TimeInterval? {
-        guard let error = outcome.failure, !error.isCancelled else { return nil }
-        return policy.delay(afterAttempt: attempt, error: error, method: method)
+    /// What attempt `number`'s outcome leads to.
+    enum Decision {
+        /// Settle now: retry after the retry policy's delay, or end the send (`nil`).
+        case settle(delay: TimeInterval?)
+        /// Ask the interceptors about `error` (``ask(_:interceptors:scope:policyDelay:)``), with the retry
+        /// policy's delay for when none of them decides.
+        case ask(NetworkError, policyDelay: TimeInterval?)
     }
 
-    /// Whether the interceptors are asked about attempt `number`'s outcome.
-    static func asksInterceptors(_ interceptors: [any RequestInterceptor], _ outcome: Outcome, attempt number: Int) -> Bool {
-        guard !interceptors.isEmpty, let error = outcome.failure else { return false }
-        return !error.isCancelled && number < maximumAttempts
+    /// The decision that needs no user code: the retry policy's, or that the interceptors are asked.
+    static func run(after number: Int, _ outcome: Outcome, policy: RetryPolicy, method: HTTPMethod, interceptors: [any RequestInterceptor]) -> Decision {
+        guard let error = outcome.failure, !error.isCancelled else { return .settle(delay: nil) }
+        let policyDelay = policy.delay(afterAttempt: number, error: error, method: method)
+        return interceptors.isEmpty || number >= maximumAttempts ? .settle(delay: policyDelay) : .ask(error, policyDelay: policyDelay)
     }
 
     /// The interceptors' decision: the delay before the next attempt, or `policyDelay` when none of them
     /// decides (`.doNotRetry` passes).
-    static func run(_ context: RetryContext, interceptors: [any RequestInterceptor], scope: RefreshScope, policyDelay: TimeInterval?) async -> TimeInterval? {
+    static func ask(_ context: RetryContext, interceptors: [any RequestInterceptor], scope: RefreshScope, policyDelay: TimeInterval?) async -> TimeInterval? {
         for interceptor in interceptors {
             switch await scope.running({ await interceptor.retry(context) }) {
             case .doNotRetry: continue

@@ -22,18 +22,20 @@ struct Delivery<R: Request>: Sendable {
     let refreshScope: RefreshScope
 
     /// `outcome` with each hook's mapping of a failure.
-    static func mapped(_ outcome: Outcome, of request: R, _ hooks: [any ResponseHook]) -> Outcome {
+    private static func mapped(_ outcome: Outcome, of request: R, _ hooks: [any ResponseHook]) -> Outcome {
         guard !hooks.isEmpty, case .failure(var error) = outcome, !error.isCancelled else { return outcome }
         for hook in hooks { error = hook.didFail(error, for: request) }
         return .failure(error)
     }
 
-    /// Delivers `outcome` to monitors, observers and the send's closure or `continuation`.
+    /// Delivers `delivered`, its failure mapped by `hooks`, to monitors, observers and the send's closure
+    /// or `continuation`.
     /// `operation` is handed to the thread sanitizer with the continuation (see ``SanitizerHandOff``).
     func run(
-        _ outcome: Outcome, of request: R, id: UInt64, attempts: Int, monitors: Monitors,
+        _ delivered: Outcome, of request: R, id: UInt64, attempts: Int, hooks: [any ResponseHook], monitors: Monitors,
         continuation: UnsafeContinuation<Result<Response<R>, NetworkError>, Never>?, operation: AnyObject
     ) {
+        let outcome = Self.mapped(delivered, of: request, hooks)
         let error = outcome.failure
         if !monitors.isEmpty {
             let finished = outcome.map { ResponseContext(request: request, parts: $0) }

@@ -16,6 +16,7 @@ public final class DownloadHandle: Sendable {
         var cancelRequested = false
     }
 
+    /// Locked: pause, resume and cancel come from any thread; a send's end comes on the callback queue.
     private let state = Locked(State())
     /// Starts one send of the download; its completion goes to ``sendEnded(cancelled:deliver:)``.
     private let launch: @Sendable (DownloadHandle) -> RequestHandle?

@@ -40,6 +40,7 @@ final class DownloadTransfer: TransportTask {
     private let transport: any Transport
     private let options: TransferOptions
     private let callbacks: TransferCallbacks
+    /// Locked: cancel comes from any thread, the transport's head, progress and completion on its queue, a late claim on a global queue.
     private let state = Locked(State())
 
     private init(

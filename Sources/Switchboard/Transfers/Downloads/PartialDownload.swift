@@ -100,6 +100,7 @@ package struct PartialDownload: Sendable {
     }
 
     /// The downloads running now, by key: one at a time per URL and resume key.
+    /// Locked: every download in the process claims and releases here, from whatever thread its attempt runs on.
     private static let running = Locked(Set<String>())
 
     /// Claims this download; `false` when another one of the same URL and resume key runs.

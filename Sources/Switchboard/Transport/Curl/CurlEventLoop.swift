@@ -23,6 +23,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     let curl: CurlLibrary
     private let multi: CurlLibrary.Handle
+    /// Locked: any thread leaves starts, cancels and the stop here; the loop thread takes them.
     private let inbox = Locked(Inbox())
     /// The transfers whose current hop is in the multi handle, by easy handle. Loop thread only.
     private var running: [CurlLibrary.Handle: CurlTransfer] = [:]
@@ -34,23 +35,19 @@ final class CurlEventLoop: @unchecked Sendable {
     private var nextIdleCheck: UInt64 = .max
     /// The trust settings whose memory the loop's easy handles may point into (`CURLOPT_*_BLOB` without
     /// a copy): kept as long as the loop, so no handle outlives what it points to.
-    private let kept = Locked<[CurlTrust]>([])
+    private let trust: CurlTrust
 
-    init(curl: CurlLibrary, maximumConnectionsPerHost: Int) throws(CurlLoadError) {
+    init(curl: CurlLibrary, maximumConnectionsPerHost: Int, trust: CurlTrust) throws(CurlLoadError) {
         guard let multi = curl.multiInit() else { throw CurlLoadError(reason: "curl_multi_init failed") }
         self.curl = curl
         self.multi = multi
+        self.trust = trust
         _ = curl.multiSetLong(multi, CurlConstant.multiOptPipelining, CurlConstant.pipeMultiplex)
         _ = curl.multiSetLong(multi, CurlConstant.multiOptMaxHostConnections, max(1, maximumConnectionsPerHost))
         // The thread holds the loop until `stop()` ends it.
         let thread = Thread { [self] in run() }
         thread.name = "switchboard.curl"
         thread.start()
-    }
-
-    /// Keeps `trust` alive as long as the loop (its handles may point into it).
-    func keep(_ trust: CurlTrust) {
-        kept.withLock { $0.append(trust) }
     }
 
     /// Hands a transfer to the loop (from any thread).

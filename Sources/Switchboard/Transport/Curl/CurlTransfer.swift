@@ -7,8 +7,9 @@ import FoundationNetworking
 /// response head parsed from libcurl's header lines, the body into memory or a file, the upload
 /// from memory, a file or a stream.
 ///
-/// `@unchecked Sendable`: everything but `finished` is touched only by the loop thread (the transfer
-/// is handed to it through the inbox's lock, before which only `init` ran); `finished` is atomic.
+/// `@unchecked Sendable`: everything but `finishedFlag` and `unreported` is touched only by the loop
+/// thread (the transfer is handed to it through the inbox's lock, before which only `init` ran);
+/// `finishedFlag` is atomic and `unreported` is behind the lock wrapper.
 final class CurlTransfer: @unchecked Sendable {
     enum HopEnd {
         /// Start the next hop (a redirect or a challenge's answer).
@@ -53,6 +54,7 @@ final class CurlTransfer: @unchecked Sendable {
     let finishedFlag = AtomicFlag()
     /// The transport's count of transfers that have not called their completion yet: this one leaves
     /// it once its completion has returned.
+    /// Locked (the transport's own lock): senders add in `perform`, the loop thread takes away, tests read.
     let unreported: Locked<Int>
 
     // The current hop (loop thread only).

@@ -45,6 +45,7 @@ public final class CurlTransport: Transport {
     }
     /// How many transfers have not yet called their completion (a cancelled one counts until the loop
     /// has ended it).
+    /// Locked: senders add in `perform`, the loop thread takes away at each completion, tests read.
     private let unreported = Locked(0)
 
     /// How many transfers have not yet reported their end: for the package's tests, which wait for
@@ -61,15 +62,14 @@ public final class CurlTransport: Transport {
 
     init(configuration: Configuration, cookieJar: HTTPCookieStorage?) throws(CurlLoadError) {
         let curl = try CurlLibrary.shared.get()
-        loop = try CurlEventLoop(curl: curl, maximumConnectionsPerHost: configuration.maximumConnectionsPerHost)
+        trust = CurlTrust(configuration.serverTrust, curl: curl)
+        loop = try CurlEventLoop(curl: curl, maximumConnectionsPerHost: configuration.maximumConnectionsPerHost, trust: trust)
         switch configuration.cookies {
         case .none: self.cookieJar = nil
         case .inMemory: self.cookieJar = cookieJar ?? URLSessionConfiguration.ephemeral.httpCookieStorage
         case .shared: self.cookieJar = HTTPCookieStorage.shared
         }
         idleTimeout = configuration.idleTimeout
-        trust = CurlTrust(configuration.serverTrust, curl: curl)
-        loop.keep(trust)
         proxies = ProxyRoutes(configuration.proxy)
         madeWith = (configuration.serverTrust, configuration.proxy)
     }
