@@ -376,7 +376,8 @@ import Testing
             let request = Counted(key: "held-cancel", policy: CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
             let cache = try await Self.storedOnDisk(request, server, kind, scratch)
             let disk = HeldDisk(cache)
-            let client = Self.client(server, kind, cache)
+            let hook = HookStageTests.CountingHook()
+            let client = Self.client(server, kind, cache) { $0.responseHooks = [hook] }
             let log = EventLog<Counted>()
             client.addObserver(log, for: Counted.self, on: .immediate) { $0.record($1) }
             let handle = Box<RequestHandle?>(nil)
@@ -393,6 +394,7 @@ import Testing
             #expect(log.events.last?.isTerminal == true)
             #expect(log.events.contains { if case .cached = $0.kind { true } else { false } } == false, "no cached event after the end")
             #expect(server.hits("/counter/held-cancel") == 1, "no request sent")
+            #expect(hook.calls.value == 0, "the hooks ran on an entry read for a send that had ended")
         }
     }
 }

@@ -49,34 +49,6 @@ import Testing
         }
     }
 
-    /// An adapter is the synchronous form of an interceptor: among the interceptors it runs in its
-    /// place (after the one before it), and its error fails the send as an adapter's does.
-    @Test(arguments: TransportUnderTest.network) func anAdapterAmongTheInterceptorsRunsInItsPlace(_ kind: TransportUnderTest) async throws {
-        struct Stamp: RequestInterceptor {
-            let value: String
-            func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
-                var stamped = request
-                stamped.headers["X-Order"] = (stamped.headers["X-Order"].map { $0 + "," } ?? "") + value
-                return stamped
-            }
-        }
-        struct Refuses: Error {}
-        try await withServer { server in
-            let appends = ClosureRequestAdapter { request, _ in request.headers["X-Order"] = (request.headers["X-Order"] ?? "") + ",adapter" }
-            let client = makeClient(server, on: kind) { $0.interceptors = [Stamp(value: "first"), appends, Stamp(value: "last")] }
-            let response = try await client.response(for: Echo())
-            #expect(response.json["headers"]["X-Order"] == "first,adapter,last")
-            let failing = makeClient(server, on: kind) { $0.interceptors = [ClosureRequestAdapter { _, _ in throw Refuses() }] }
-            let error = await failing.result(Echo()).failure
-            guard case .invalidRequest(let reason)? = error else {
-                Issue.record("expected invalidRequest, got \(String(describing: error))")
-                return
-            }
-            #expect(reason.contains("request adapter ClosureRequestAdapter threw"), "\(reason)")
-            #expect(server.hits("/echo") == 1, "the failing adapter's send reached the server")
-        }
-    }
-
     /// Every value the echo route saw for `name`, whatever the case it was sent in.
     static func values(_ name: String, in response: Response<Echo>) -> [String] {
         (response.json["headers"].object ?? [:]).filter { $0.key.lowercased() == name.lowercased() }.compactMap(\.value.string)

@@ -165,4 +165,32 @@ import Testing
             #expect(kinds == ["other", "succeeded 2"])
         }
     }
+
+    /// Read from disk (a new cache over the folder another one wrote), a fresh entry meets the hooks
+    /// once; one they reject is a miss, and the network's answer replaces it.
+    @Test(arguments: TransportUnderTest.network) func aFreshEntryReadFromDiskMeetsTheHooksOnce(_ kind: TransportUnderTest) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("switchboard-hook-disk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withServer { server in
+            let request = Cached(path: "/counter/disk-\(UUID().uuidString)", policy: CachePolicy(timeToLive: 600))
+            let writer = ResponseCache(directory: folder, logger: nil)
+            _ = try await makeClient(server, on: kind) { $0.cache = writer }.response(for: request)
+            writer.flush()
+            func reader(_ hook: CountingHook) -> Dispatcher {
+                makeClient(server, on: kind) {
+                    $0.cache = ResponseCache(directory: folder, logger: nil)
+                    $0.responseHooks = [hook]
+                }
+            }
+            let accepting = CountingHook()
+            let hit = try await reader(accepting).response(for: request)
+            #expect(hit.source == .cache && hit.json["count"] == 1)
+            #expect(accepting.calls.value == 1)
+            let rejecting = CountingHook()
+            rejecting.rejected.mutate { $0 = 1 }
+            let miss = try await reader(rejecting).response(for: request)
+            #expect(miss.source == .network && miss.json["count"] == 2)
+            #expect(rejecting.calls.value == 2, "once on the stored entry, once on the network's answer")
+        }
+    }
 }

@@ -155,11 +155,9 @@ public final class ResponseCache: Sendable {
     /// The entry in `key`'s file, read and checked on the cache's queue (the file read and its checksum
     /// never on the caller's thread), then kept in memory too. The caller resumes off that queue.
     func read(_ key: String, generation: UInt64) async -> CachedEntry? {
-        let found = await withCheckedContinuation { continuation in
+        await withCheckedContinuation { continuation in
             disk.async { [self] in continuation.resume(returning: readFromDisk(key, generation: generation)) }
         }
-        answeredLookUps.withLock { $0 += 1 }
-        return found
     }
 
     /// The entry for `key`, waiting for the disk when it isn't in memory: for
@@ -189,9 +187,9 @@ public final class ResponseCache: Sendable {
     /// in memory: the package's tests store a newer entry there.
     /// Locked: set by a test on its own thread, read on the disk queue.
     package let diskReadDecodedGate = Locked<(@Sendable () -> Void)?>(nil)
-    /// How many of ``read(_:generation:)``'s disk reads have been answered (their caller resumed): for
+    /// How many disk reads of a send's lookup have been answered (the send has handled what was read): for
     /// the package's tests, which wait for a late answer before checking it changed nothing.
-    /// Locked: counted by each resumed reader (any thread), read by tests.
+    /// Locked: counted by each send's task after it handled a disk read (any thread), read by tests.
     package let answeredLookUps = Locked(0)
 
     /// On the disk queue: the entry in `key`'s file, checked; a corrupt or foreign file is deleted.

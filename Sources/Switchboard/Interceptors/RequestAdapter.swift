@@ -12,28 +12,10 @@ import FoundationNetworking
 /// send the request without the header). They run again for every attempt, so a retry can carry a
 /// fresh token: for the first on the thread that calls `send`, for a retry on a global queue; always
 /// outside every lock.
-///
-/// An adapter is the synchronous form of a ``RequestInterceptor``: in ``Configuration/adapters`` or a
-/// ``RequestPipeline/adapters`` it runs without a task, before the interceptors; in
-/// ``Configuration/interceptors`` it runs in its place among them, like any interceptor, and never asks
-/// for a retry.
-public protocol RequestAdapter: RequestInterceptor {
+public protocol RequestAdapter: Sendable {
     /// Changes `request` in place.
     /// - Throws: any error; the send fails with ``NetworkError/invalidRequest(reason:)``.
     func adapt(_ request: inout OutgoingRequest, for original: any Request) throws
-}
-
-extension RequestAdapter {
-    /// The request changed by the synchronous `adapt`, for an adapter among the interceptors.
-    public func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
-        var adapted = request
-        do {
-            try adapt(&adapted, for: original)
-        } catch {
-            throw NetworkError.invalidRequest(reason: "request adapter \(type(of: self)) threw: \(error)")
-        }
-        return adapted
-    }
 }
 
 /// The request as it will be sent, for ``RequestAdapter``s to change.

@@ -12,8 +12,7 @@ import FoundationNetworking
 /// cancelled and the attempt fails with ``NetworkError/timedOut(after:)``, which the ``RetryPolicy`` may
 /// retry; a `retry` decision still pending is left to the policy alone). Both
 /// methods have default implementations: adapt returns the request unchanged, retry says
-/// ``RetryDecision/doNotRetry``. A ``RequestAdapter`` is an interceptor's synchronous form (adapt only,
-/// no task): the one protocol for changing what is sent, sync or async.
+/// ``RetryDecision/doNotRetry``.
 public protocol RequestInterceptor: Sendable {
     /// The request to send for this attempt.
     /// - Throws: a ``NetworkError`` to fail the send with it; any other error fails it with

@@ -18,10 +18,10 @@ import FoundationNetworking
 /// ``RequestAccessory/willStop(_:error:)`` and before any observer or closure hears it.
 ///
 /// Hooks never run on the transport's queue (so a slow hook delays no other transfer) nor under a
-/// lock: on a global dispatch queue after a transfer or a disk read of the cache; in a concurrency
-/// task when ``Configuration/interceptors`` ran first or decided the retry; on the thread that called
-/// `send` when the memory cache answered or the request could not be built. Both methods have default
-/// implementations.
+/// lock: on a global dispatch queue after a transfer; in a concurrency task after a disk read of the
+/// cache or when ``Configuration/interceptors`` ran first or decided the retry (so don't block in a
+/// hook); on the thread that called `send` when the memory cache answered or the request could not be
+/// built. Both methods have default implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)

@@ -154,6 +154,12 @@ struct OperationState {
         }
     }
 
+    /// Whether attempt `number` is still looking up the cache (a late disk read of an ended attempt is
+    /// not).
+    func isLookingUp(_ number: Int) -> Bool {
+        if case .lookingUp(let attempt) = phase { attempt == number } else { false }
+    }
+
     /// Ends attempt `number`'s cache lookup: `true` to answer from the cache (the send is finished),
     /// `false` to start the transfer, `nil` when a cancel or the deadline ended the attempt meanwhile.
     mutating func lookedUp(_ number: Int, context: CacheContext?, fresh: Bool) -> Bool? {

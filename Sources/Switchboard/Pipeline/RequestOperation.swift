@@ -130,8 +130,11 @@ final class RequestOperation<R: Request>: InFlightOperation {
     ) {
         guard let found = read ?? CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check) else {
             Task { [self] in
-                let found = await CacheLookupStage.read(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check)
+                let found = await CacheLookupStage.read(
+                    urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check,
+                    stillWanted: { state.withLock { $0.isLookingUp(number) } })
                 lookUp(number, urlRequest, prepared, setting, on: transport, found: found)
+                setting.cache.answeredLookUps.withLock { $0 += 1 }
             }
             return
         }
@@ -205,7 +208,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
             (received, origin) = (.success(revalidated), .revalidated)
         }
         let outcome = received.flatMap { plan.check.validate($0, origin: origin) }
-        if case .success = result { plan.monitors.didDecode(outcome, of: request, attempt: number) }
+        if !plan.monitors.isEmpty, case .success = result { plan.monitors.didDecode(outcome, of: request, attempt: number) }
         decide(plan.check.hooked(outcome), attempt: number)
     }
 

@@ -47,10 +47,10 @@ struct SendPlan<R: Request>: Sendable {
     var adaptsNothing: Bool { adapters.isEmpty && interceptors.isEmpty }
 
     /// The send's use of the cache (stage 3), or `nil` when it has none.
-    func cacheSetting(_ prepared: RequestBuilder.Prepared, cookies: TransportCookies) -> CacheSetting? {
+    func cacheSetting(_ prepared: RequestBuilder.Prepared, cookies: @autoclosure () -> TransportCookies) -> CacheSetting? {
         guard let cachePolicy else { return nil }
         return CacheStage.setting(
-            for: check.request, isDownload: download != nil, prepared: prepared, configuration: check.settings.value, policy: cachePolicy, cookies: cookies)
+            for: check.request, isDownload: download != nil, prepared: prepared, configuration: check.settings.value, policy: cachePolicy, cookies: cookies())
     }
 
     /// Bodies up to this size are checked on the transport's queue; larger ones on a global queue.

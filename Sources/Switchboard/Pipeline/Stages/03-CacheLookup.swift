@@ -41,15 +41,18 @@ enum CacheLookupStage {
     }
 
     /// The lookup that reads the disk, for when ``run(_:prepared:setting:fromParts:check:)`` returned `nil`.
-    static func read<R: Request>(_ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>) async
-        -> Found
-    {
+    /// `stillWanted` is asked after the read, before the hooks: an attempt that ended meanwhile (a cancel,
+    /// its deadline) doesn't run them on an entry that can't answer it.
+    static func read<R: Request>(
+        _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>, stillWanted: () -> Bool
+    ) async -> Found {
         guard let key = key(urlRequest, prepared, setting, fromParts) else { return Found(context: nil, stored: nil, fresh: false) }
         let entry: CachedEntry?
         switch setting.cache.lookUp(key) {
         case .now(let found): entry = found  // stored meanwhile
         case .onDisk(let generation): entry = await setting.cache.read(key, generation: generation)
         }
+        guard stillWanted() else { return Found(context: nil, stored: nil, fresh: false) }
         return found(entry, key: key, urlRequest, setting, check)
     }
 
