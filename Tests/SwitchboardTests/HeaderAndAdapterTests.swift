@@ -49,6 +49,100 @@ import Testing
         }
     }
 
+    /// An adapter is the synchronous form of an interceptor: among the interceptors it runs in its
+    /// place (after the one before it), and its error fails the send as an adapter's does.
+    @Test(arguments: TransportUnderTest.network) func anAdapterAmongTheInterceptorsRunsInItsPlace(_ kind: TransportUnderTest) async throws {
+        struct Stamp: RequestInterceptor {
+            let value: String
+            func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+                var stamped = request
+                stamped.headers["X-Order"] = (stamped.headers["X-Order"].map { $0 + "," } ?? "") + value
+                return stamped
+            }
+        }
+        struct Refuses: Error {}
+        try await withServer { server in
+            let appends = ClosureRequestAdapter { request, _ in request.headers["X-Order"] = (request.headers["X-Order"] ?? "") + ",adapter" }
+            let client = makeClient(server, on: kind) { $0.interceptors = [Stamp(value: "first"), appends, Stamp(value: "last")] }
+            let response = try await client.response(for: Echo())
+            #expect(response.json["headers"]["X-Order"] == "first,adapter,last")
+            let failing = makeClient(server, on: kind) { $0.interceptors = [ClosureRequestAdapter { _, _ in throw Refuses() }] }
+            let error = await failing.result(Echo()).failure
+            guard case .invalidRequest(let reason)? = error else {
+                Issue.record("expected invalidRequest, got \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("request adapter ClosureRequestAdapter threw"), "\(reason)")
+            #expect(server.hits("/echo") == 1, "the failing adapter's send reached the server")
+        }
+    }
+
+    /// Counts its synchronous adapts, and its asynchronous ones when it has its own.
+    final class Counting: RequestAdapter {
+        let adapts = Box(0)
+        func adapt(_ request: inout OutgoingRequest, for original: any Request) throws {
+            adapts.mutate { $0 += 1 }
+            request.headers["X-Adapts"] = "\(adapts.value)"
+        }
+        func retry(_ context: RetryContext) async -> RetryDecision { .doNotRetry }
+    }
+
+    final class CountingWithItsOwnAsyncAdapt: RequestAdapter {
+        let adapts = Box(0)
+        let asyncAdapts = Box(0)
+        func adapt(_ request: inout OutgoingRequest, for original: any Request) throws { adapts.mutate { $0 += 1 } }
+        func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+            asyncAdapts.mutate { $0 += 1 }
+            return request
+        }
+    }
+
+    /// An adapter that also decides retries, listed among the adapters and the interceptors (how one
+    /// was used before adapters were interceptors), adapts once per attempt; one with its own `async`
+    /// `adapt` runs both, as before.
+    @Test(arguments: TransportUnderTest.network) func anAdapterInBothListsAdaptsOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let both = Counting()
+            let client = makeClient(server, on: kind) {
+                $0.adapters = [both]
+                $0.interceptors = [both]
+            }
+            let response = try await client.response(for: Echo())
+            #expect(both.adapts.value == 1)
+            #expect(response.json["headers"]["X-Adapts"] == "1")
+            let own = CountingWithItsOwnAsyncAdapt()
+            let second = makeClient(server, on: kind) {
+                $0.adapters = [own]
+                $0.interceptors = [own]
+            }
+            _ = try await second.response(for: Echo())
+            #expect(own.adapts.value == 1 && own.asyncAdapts.value == 1)
+        }
+    }
+
+    /// "The same adapter" is the same object: two closure adapters, one in each list, both adapt; one
+    /// object in both adapts once.
+    @Test(arguments: TransportUnderTest.network) func twoClosureAdaptersInTheTwoListsBothAdapt(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let calls = Box<[String]>([])
+            let first = ClosureRequestAdapter { request, _ in
+                calls.mutate { $0.append("first") }
+                request.headers["X-First"] = "1"
+            }
+            let second = ClosureRequestAdapter { request, _ in
+                calls.mutate { $0.append("second") }
+                request.headers["X-Second"] = "2"
+            }
+            let client = makeClient(server, on: kind) {
+                $0.adapters = [first]
+                $0.interceptors = [second, first]
+            }
+            let response = try await client.response(for: Echo())
+            #expect(calls.value == ["first", "second"])
+            #expect(response.json["headers"]["X-First"] == "1" && response.json["headers"]["X-Second"] == "2")
+        }
+    }
+
     /// Every value the echo route saw for `name`, whatever the case it was sent in.
     static func values(_ name: String, in response: Response<Echo>) -> [String] {
         (response.json["headers"].object ?? [:]).filter { $0.key.lowercased() == name.lowercased() }.compactMap(\.value.string)

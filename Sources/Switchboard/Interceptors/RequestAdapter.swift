@@ -12,10 +12,41 @@ import FoundationNetworking
 /// send the request without the header). They run again for every attempt, so a retry can carry a
 /// fresh token: for the first on the thread that calls `send`, for a retry on a global queue; always
 /// outside every lock.
-public protocol RequestAdapter: Sendable {
+///
+/// An adapter is the synchronous form of a ``RequestInterceptor`` (it refines it): in
+/// ``Configuration/adapters`` or ``RequestPipeline/adapters`` it runs without a task, before the
+/// interceptors; in ``Configuration/interceptors`` it runs in its place among them. One listed in
+/// both (an adapter that also decides retries, listed twice as it had to be before) adapts once, with
+/// the adapters; its `retry` runs with the interceptors. "The same" means the same object for a class,
+/// and the same type for a value type (a struct has no identity): two differently configured values of
+/// one struct type, one in each list, adapt once — make such a type a class, as
+/// ``ClosureRequestAdapter`` is. An `async` `adapt` of its own, if it writes one, runs with the
+/// interceptors as before.
+public protocol RequestAdapter: RequestInterceptor {
     /// Changes `request` in place.
     /// - Throws: any error; the send fails with ``NetworkError/invalidRequest(reason:)``.
     func adapt(_ request: inout OutgoingRequest, for original: any Request) throws
+}
+
+extension RequestAdapter {
+    /// The interceptors' form of the synchronous `adapt`: `request` changed by it, unless an adapter of
+    /// this type already ran among the send's adapters.
+    public func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+        guard !request.adaptedBy.contains(adapterIdentity) else { return request }
+        var adapted = request
+        do {
+            try adapt(&adapted, for: original)
+        } catch {
+            throw NetworkError.invalidRequest(reason: "request adapter \(Self.self) threw: \(error)")
+        }
+        return adapted
+    }
+
+    /// What makes two adapters the same for the "adapts once" rule: the object for a class, the type
+    /// for a value.
+    var adapterIdentity: ObjectIdentifier {
+        Self.self is AnyClass ? ObjectIdentifier(self as AnyObject) : ObjectIdentifier(Self.self)
+    }
 }
 
 /// The request as it will be sent, for ``RequestAdapter``s to change.
@@ -30,6 +61,9 @@ public struct OutgoingRequest: Sendable {
     public var body: Data?
     /// What the adapters started from (cache policy and other `URLRequest` settings are kept from it).
     let base: URLRequest
+    /// The send's adapters (``RequestAdapter/adapterIdentity``), which ran before the interceptors: the
+    /// same adapter among the interceptors doesn't adapt again.
+    var adaptedBy: [ObjectIdentifier] = []
 
     init(_ urlRequest: URLRequest) throws(NetworkError) {
         guard let url = urlRequest.url else { throw .invalidRequest(reason: "the request has no URL") }
@@ -61,7 +95,10 @@ public struct OutgoingRequest: Sendable {
 ///     })
 /// }
 /// ```
-public struct ClosureRequestAdapter: RequestAdapter {
+///
+/// A class, so that two of them are never "the same adapter" (see ``RequestAdapter``) unless they are
+/// one object.
+public final class ClosureRequestAdapter: RequestAdapter {
     private let body: @Sendable (inout OutgoingRequest, any Request) throws -> Void
 
     /// Creates an adapter that calls `body`.

@@ -12,7 +12,8 @@ import FoundationNetworking
 /// cancelled and the attempt fails with ``NetworkError/timedOut(after:)``, which the ``RetryPolicy`` may
 /// retry; a `retry` decision still pending is left to the policy alone). Both
 /// methods have default implementations: adapt returns the request unchanged, retry says
-/// ``RetryDecision/doNotRetry``.
+/// ``RetryDecision/doNotRetry``. A ``RequestAdapter`` is an interceptor's synchronous form: the one
+/// protocol for changing what is sent and deciding retries, sync or async.
 public protocol RequestInterceptor: Sendable {
     /// The request to send for this attempt.
     /// - Throws: a ``NetworkError`` to fail the send with it; any other error fails it with

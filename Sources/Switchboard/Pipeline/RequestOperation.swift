@@ -109,7 +109,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Stage 2's plan.interceptors, in a task (the attempt's deadline runs; a cancel cancels the task).
     private func intercept(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
         let task = Task { [self] in
-            let adapted = await AuthenticateStage.intercept(urlRequest, for: request, interceptors: plan.interceptors, scope: delivery.refreshScope)
+            let adapted = await AuthenticateStage.intercept(
+                urlRequest, for: request, interceptors: plan.interceptors, adaptedBy: plan.adapterIdentities, scope: delivery.refreshScope)
             let final = (try? adapted.get()) ?? urlRequest
             switch state.withLock({ $0.adapted(number, failure: adapted.failure) }) {
             case .ignore: break

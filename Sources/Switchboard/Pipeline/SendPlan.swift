@@ -42,6 +42,10 @@ struct SendPlan<R: Request>: Sendable {
         self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
+    /// The adapters' identities, for the interceptors (the same ``RequestAdapter`` among them doesn't
+    /// adapt again); read only when there are interceptors.
+    var adapterIdentities: [ObjectIdentifier] { adapters.map(\.adapterIdentity) }
+
     /// Whether nothing may change the built request (then the cache key comes from what the builder
     /// recorded).
     var adaptsNothing: Bool { adapters.isEmpty && interceptors.isEmpty }

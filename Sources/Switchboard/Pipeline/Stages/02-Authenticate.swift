@@ -18,11 +18,14 @@ enum AuthenticateStage {
     }
 
     /// The asynchronous part: each interceptor's `adapt`, in order, then the check.
-    static func intercept<R: Request>(_ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], scope: RefreshScope) async -> Result<
+    static func intercept<R: Request>(
+        _ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], adaptedBy: [ObjectIdentifier], scope: RefreshScope
+    ) async -> Result<
         URLRequest, NetworkError
     > {
         do {
             var outgoing = try OutgoingRequest(urlRequest)
+            outgoing.adaptedBy = adaptedBy
             for interceptor in interceptors {
                 do {
                     let given = outgoing
