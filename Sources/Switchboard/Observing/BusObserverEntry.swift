@@ -44,6 +44,6 @@ extension ObserverRegistry {
 
     private static func deliverToBus(_ event: AnyRequestEvent, _ entries: [AnyObserverEntry]) {
         // Every entry under the bus's key is a bus entry.
-        for entry in entries { unsafeDowncast(entry, to: BusObserverEntry.self).deliver(event) }
+        entries.forEachBorrowed { unsafeDowncast($0, to: BusObserverEntry.self).deliver(event) }
     }
 }

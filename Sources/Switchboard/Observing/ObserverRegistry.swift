@@ -165,7 +165,7 @@ final class ObserverRegistry: Sendable {
     @inlinable
     func deliver<R: Request>(_ event: RequestEvent<R>, to entries: [AnyObserverEntry]) {
         var sawDeallocated = false
-        for entry in entries {
+        entries.forEachBorrowed { entry in
             // Every entry in `R`'s list is an `ObserverEntry<R>`: the list is keyed by `R`.
             if !unsafeDowncast(entry, to: ObserverEntry<R>.self).deliver(event) { sawDeallocated = true }
         }
