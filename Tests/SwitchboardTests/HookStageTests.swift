@@ -62,6 +62,22 @@ import Testing
         }
     }
 
+    @Test(arguments: TransportUnderTest.network) func aMonitorsDidDecodeSeesTheHooksVerdict(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let monitor = CallRecorder()
+            let client = makeClient(server, on: kind) {
+                $0.responseHooks = [RejectsFirst()]
+                $0.monitors = [monitor]
+                $0.retryPolicy = RetryPolicy(maximumAttempts: 1)
+            }
+            let failure = await client.result(Get("/counter/monitor-\(UUID().uuidString)")).failure
+            #expect(failure?.apiError?.message == "not yet")
+            #expect(await eventually { monitor.calls.value.last == "didDeliver" })
+            // A 200 the hook rejected: the attempt's outcome, as the retry decision saw it, is the hook's error.
+            #expect(monitor.calls.value == ["start", "adapt1", "receive1:200", "decode1:error", "finish:error", "willDeliver", "didDeliver"])
+        }
+    }
+
     /// Counts its calls; rejects an answer whose count is `rejected`.
     final class CountingHook: ResponseHook {
         let calls = Box(0)

@@ -86,59 +86,55 @@ final class RequestOperation<R: Request>: InFlightOperation {
         attempt(1, prepared, on: transport, cacheSetting: plan.cacheSetting(prepared, cookies: transport.addedCookies))
     }
 
-    /// Stage 2 for attempt `number`, then stage 3 or 5. `cacheSetting` comes with the first attempt.
+    /// Stage 2 for attempt `number` (the interceptors in a task: the attempt's deadline runs, a cancel
+    /// cancels the task), then stage 3 or 5. `cacheSetting` comes with the first attempt.
     private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
-        let urlRequest: URLRequest
-        do {
-            urlRequest = try AuthenticateStage.adapt(prepared, for: request, configuration: plan.check.settings.value, adapters: plan.adapters)
-        } catch {
-            return finish(.failure(error))
-        }
+        let step = AuthenticateStage.run(
+            prepared, for: request, configuration: plan.check.settings.value, adapters: plan.adapters, interceptors: plan.interceptors,
+            adaptedBy: plan.adapterIdentities, scope: delivery.refreshScope)
+        if case .now(.failure(let error)) = step { return finish(.failure(error)) }
         let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
-        let begun = state.withLock {
-            $0.begin(number, route: (prepared, transport), deadline: deadline, cacheSetting: cacheSetting, intercepts: !plan.interceptors.isEmpty)
-        }
-        switch begun {
-        case nil: _ = takePendingCancel()  // cancelled (maybe by an observer of `started`) or finished
-        case .adapt?: intercept(number, urlRequest, prepared, on: transport)
-        case .lookUp(let setting)?: lookUp(number, urlRequest, prepared, setting, on: transport)
-        case .transfer?: transfer(number, urlRequest, prepared, on: transport)
-        }
-    }
-
-    /// Stage 2's plan.interceptors, in a task (the attempt's deadline runs; a cancel cancels the task).
-    private func intercept(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
-        let task = Task { [self] in
-            let adapted = await AuthenticateStage.intercept(
-                urlRequest, for: request, interceptors: plan.interceptors, adaptedBy: plan.adapterIdentities, scope: delivery.refreshScope)
-            let final = (try? adapted.get()) ?? urlRequest
-            switch state.withLock({ $0.adapted(number, failure: adapted.failure) }) {
-            case .ignore: break
-            case .failed(let error): complete(.failure(error))
-            case .stopped(let reason): decide(.failure(reason), attempt: number)
-            case .lookUp(let setting): lookUp(number, final, prepared, setting, on: transport)
-            case .transfer: transfer(number, final, prepared, on: transport)
+        var adapting: Task<Void, Never>?
+        let begun = state.withLock { $0.begin(number, route: (prepared, transport), deadline: deadline, cacheSetting: cacheSetting, intercepts: step.isLater) }
+        switch (begun, step) {
+        case (nil, _): _ = takePendingCancel()  // cancelled (maybe by an observer of `started`) or finished
+        case (_, .later(let intercept)):
+            adapting = Task { [self] in
+                let adapted = await intercept()
+                switch state.withLock({ $0.adapted(number, failure: adapted.failure) }) {
+                case .ignore: break
+                case .failed(let error): complete(.failure(error))
+                case .stopped(let reason): decide(.failure(reason), attempt: number)
+                case .lookUp(let setting): if case .success(let final) = adapted { lookUp(number, final, prepared, setting, on: transport) }
+                case .transfer: if case .success(let final) = adapted { transfer(number, final, prepared, on: transport) }
+                }
             }
+        case (.lookUp(let setting)?, .now(.success(let urlRequest))): lookUp(number, urlRequest, prepared, setting, on: transport)
+        case (_, .now(let adapted)): if case .success(let urlRequest) = adapted { transfer(number, urlRequest, prepared, on: transport) }
         }
-        if !state.withLock({ $0.keepAdapting(task, attempt: number) }) { task.cancel() }
+        if let adapting, !state.withLock({ $0.keepAdapting(adapting, attempt: number) }) { adapting.cancel() }
     }
 
-    /// Stage 3 (from memory at once; from disk in a task, which calls this again with what it `found`);
-    /// its answer ends the send (a fresh entry) or starts stage 5.
-    private func lookUp(
-        _ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport,
-        found read: CacheLookupStage.Found? = nil
-    ) {
-        guard let found = read ?? CacheLookupStage.run(urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check) else {
+    /// Stage 3: from memory at once, from disk in a task.
+    private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport) {
+        let step = CacheLookupStage.run(
+            urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check,
+            stillWanted: { [state] in state.withLock { $0.isLookingUp(number) } })
+        switch step {
+        case .now(let found): lookedUp(number, found, urlRequest, prepared, setting, on: transport)
+        case .later(let reading):
             Task { [self] in
-                let found = await CacheLookupStage.read(
-                    urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check,
-                    stillWanted: { state.withLock { $0.isLookingUp(number) } })
-                lookUp(number, urlRequest, prepared, setting, on: transport, found: found)
+                lookedUp(number, await reading(), urlRequest, prepared, setting, on: transport)
                 setting.cache.answeredLookUps.withLock { $0 += 1 }
             }
-            return
         }
+    }
+
+    /// Stage 3's answer ends the send (a fresh entry) or starts stage 5.
+    private func lookedUp(
+        _ number: Int, _ found: CacheLookupStage.Found, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting,
+        on transport: any Transport
+    ) {
         switch state.withLock({ $0.lookedUp(number, context: found.context, fresh: found.fresh) }) {
         case true?:
             if let stored = found.stored { complete(.success(stored)) }
@@ -210,26 +206,24 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
         let outcome = received.flatMap { plan.check.validate($0, origin: origin) }
         if !plan.monitors.isEmpty, case .success = result { plan.monitors.didDecode(outcome, of: request, attempt: number) }
-        decide(plan.check.hooked(outcome), attempt: number)
+        decide(outcome, attempt: number)
     }
 
-    /// Stage 9: the plan.interceptors (in a task: a cancel ends the send at once, the deadline hands the
+    /// Stage 9: the interceptors (in a task: a cancel ends the send at once, the deadline hands the
     /// decision to the retry policy), else the retry policy.
     private func decide(_ outcome: Outcome, attempt number: Int) {
-        let error: NetworkError, policyDelay: TimeInterval?
-        switch DecideStage.run(after: number, outcome, policy: plan.retryPolicy, method: request.method, interceptors: plan.interceptors) {
-        case .settle(let delay): return settle(outcome, attempt: number, delay: delay)
-        case .ask(let failure, let delay): (error, policyDelay) = (failure, delay)
+        let decision = DecideStage.run(
+            after: number, outcome, policy: plan.retryPolicy, method: request.method, interceptors: plan.interceptors, scope: delivery.refreshScope)
+        guard case .ask(let error, let policyDelay, let answer) = decision else {
+            if case .settle(let delay) = decision { settle(outcome, attempt: number, delay: delay) }
+            return
         }
         let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
         guard let asked = state.withLock({ $0.beginDeciding(number, error: error, outcome: outcome, policyDelay: policyDelay, deadline: deadline) }) else {
             return settle(outcome, attempt: number, delay: policyDelay)
         }
         let context = RetryContext(request: asked.sent, original: request, error: error, attempt: number, errors: asked.errors)
-        let task = Task { [self] in
-            let delay = await DecideStage.ask(context, interceptors: plan.interceptors, scope: delivery.refreshScope, policyDelay: policyDelay)
-            settle(outcome, attempt: number, delay: delay, decidedByInterceptors: true)
-        }
+        let task = Task { [self] in settle(outcome, attempt: number, delay: await answer(context), decidedByInterceptors: true) }
         if !state.withLock({ $0.keepDeciding(task, attempt: number) }) { task.cancel() }
     }
 

@@ -21,8 +21,9 @@ struct ResponseCheck<R: Request>: Sendable {
         self.init(request: request, settings: ConfigurationSnapshot(configuration), hooks: hooks)
     }
 
-    /// Status and content type, decode, shape: the response's parts (the caller adds the request).
-    func validate(_ transport: TransportResponse, origin: ResponseOrigin, parsed: JSON? = nil) -> Outcome {
+    /// Status and content type, decode, shape and (unless `runsHooks` is false) the hooks: the
+    /// response's parts (the caller adds the request).
+    func validate(_ transport: TransportResponse, origin: ResponseOrigin, parsed: JSON? = nil, runsHooks: Bool = true) -> Outcome {
         let validation = request.validation
         let isJSON = request.responseFormat == .json
         let contentTypes = isJSON && !transport.data.isEmpty ? validation.contentTypes ?? settings.value.acceptableContentTypes : nil
@@ -35,22 +36,15 @@ struct ResponseCheck<R: Request>: Sendable {
             case .success(let decoded): json = decoded
             case .failure(let error): return .failure(error)
             }
-            if let mismatch = ShapeStage.check(json, shape: validation.shape) { return .failure(mismatch) }
         }
-        return .success(ResponseParts(head: transport.head, data: transport.data, fileURL: transport.fileURL, json: json, origin: origin, timing: transport.timing))
-    }
-
-    /// The hooks' verdict on a validated outcome.
-    func hooked(_ outcome: Outcome) -> Outcome {
-        guard !hooks.isEmpty, case .success(let parts) = outcome else { return outcome }
-        return ShapeStage.hooks(parts, of: request, hooks)
+        let parts = ResponseParts(head: transport.head, data: transport.data, fileURL: transport.fileURL, json: json, origin: origin, timing: transport.timing)
+        return ShapeStage.run(parts, of: request, shape: isJSON ? validation.shape : nil, hooks: runsHooks ? hooks : [])
     }
 
     /// A stored entry as a response to the request, checked like one from the network (the hooks too,
     /// unless `runsHooks` is false).
     func entry(_ entry: CachedEntry, origin: ResponseOrigin, runsHooks: Bool = true) -> Outcome {
         guard let transported = CacheStage.transportResponse(entry) else { return .failure(.invalidRequest(reason: "an unusable cache entry")) }
-        let validated = validate(transported, origin: origin, parsed: entry.decoded?.json)
-        return runsHooks ? hooked(validated) : validated
+        return validate(transported, origin: origin, parsed: entry.decoded?.json, runsHooks: runsHooks)
     }
 }

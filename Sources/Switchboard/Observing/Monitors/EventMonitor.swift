@@ -14,7 +14,7 @@ import FoundationNetworking
 /// | ``requestDidStart(_:)`` | once, before observers hear `started` | the thread that calls `send` |
 /// | ``request(_:didAdapt:attempt:)`` | per attempt, as the request leaves for the transport | `send`'s thread, a global queue (retries) or the interceptors' task |
 /// | ``request(_:didReceive:attempt:)`` | per attempt, as the transport reports | a global queue |
-/// | ``request(_:didDecode:attempt:)`` | per attempt that got a response, after validation and decoding | a global queue |
+/// | ``request(_:didDecode:attempt:)`` | per attempt that got a response, after validation, decoding and the response hooks | a global queue |
 /// | ``request(_:willRetry:after:because:)`` | before each retry's wait | the thread that decided |
 /// | ``request(_:didFinish:)`` | once, with the final result (after response hooks) | the thread that finished the send |
 /// | ``requestWillDeliver(_:error:)`` | once, before observers and the closure hear the result | ``Configuration/callbackQueue`` |
@@ -31,7 +31,8 @@ public protocol EventMonitor: Sendable {
     func request(_ send: SendContext, didAdapt urlRequest: URLRequest, attempt: Int)
     /// The transport reported an attempt: the response head and body, or the error (before validation).
     func request(_ send: SendContext, didReceive result: Result<TransportResponse, NetworkError>, attempt: Int)
-    /// An attempt's response was validated and decoded (before response hooks).
+    /// An attempt's response was validated, decoded and accepted by the response hooks, or the first of
+    /// them that failed it: the attempt's outcome as the retry decision sees it.
     func request(_ send: SendContext, didDecode result: Result<ResponseContext, NetworkError>, attempt: Int)
     /// Attempt `attempt` will start after `delay` seconds, because the previous one failed with `error`.
     func request(_ send: SendContext, willRetry attempt: Int, after delay: TimeInterval, because error: NetworkError)
@@ -109,7 +110,7 @@ struct Monitors: Sendable {
         for monitor in all { monitor.request(context, didAdapt: urlRequest, attempt: number) }
     }
 
-    /// Tells each monitor how attempt `number`'s response was checked (stages 6 to 8, before the hooks).
+    /// Tells each monitor how attempt `number`'s response was checked (stages 6 to 8, the hooks included).
     func didDecode(_ outcome: Outcome, of request: any Request, attempt number: Int) {
         guard let context else { return }
         let decoded = outcome.map { ResponseContext(request: request, parts: $0) }

@@ -10,19 +10,26 @@ import FoundationNetworking
 /// header): a bad one, or an adapter or interceptor that throws, is
 /// ``NetworkError/invalidRequest(reason:)`` and nothing is sent.
 enum AuthenticateStage {
-    /// The synchronous part: the adapters on `prepared`, and the check.
-    static func adapt<R: Request>(_ prepared: RequestBuilder.Prepared, for request: R, configuration: Configuration, adapters: [any RequestAdapter]) throws(NetworkError)
-        -> URLRequest
-    {
-        try RequestBuilder.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
+    /// The adapters on `prepared` and the check at once; then, when there are interceptors, their
+    /// `adapt` in order, later (in the driver's task), and the check again.
+    static func run<R: Request>(
+        _ prepared: RequestBuilder.Prepared, for request: R, configuration: Configuration, adapters: [any RequestAdapter], interceptors: [any RequestInterceptor],
+        adaptedBy: [ObjectIdentifier], scope: RefreshScope
+    ) -> Step<Result<URLRequest, NetworkError>> {
+        let adapted: URLRequest
+        do {
+            adapted = try RequestBuilder.adapt(prepared, for: request, configuration: configuration, adapters: adapters)
+        } catch {
+            return .now(.failure(error))
+        }
+        guard !interceptors.isEmpty else { return .now(.success(adapted)) }
+        return .later { await intercept(adapted, for: request, interceptors: interceptors, adaptedBy: adaptedBy, scope: scope) }
     }
 
-    /// The asynchronous part: each interceptor's `adapt`, in order, then the check.
-    static func intercept<R: Request>(
+    /// Each interceptor's `adapt`, in order, then the check.
+    private static func intercept<R: Request>(
         _ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], adaptedBy: [ObjectIdentifier], scope: RefreshScope
-    ) async -> Result<
-        URLRequest, NetworkError
-    > {
+    ) async -> Result<URLRequest, NetworkError> {
         do {
             var outgoing = try OutgoingRequest(urlRequest)
             outgoing.adaptedBy = adaptedBy

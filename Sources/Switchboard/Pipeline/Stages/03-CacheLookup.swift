@@ -25,35 +25,32 @@ enum CacheLookupStage {
         let fresh: Bool
     }
 
-    /// What the lookup found at once (memory, or no entry possible), or `nil` when the disk must be read
-    /// (then ``read(_:prepared:setting:fromParts:check:)``, `async`, answers). `fromParts`: key it from what
-    /// the builder recorded (nothing adapted the request), which is cheaper than reading the `URLRequest` back.
-    static func run<R: Request>(_ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>) -> Found? {
+    /// What the lookup found: at once from memory (or when no entry is possible), later when the disk
+    /// must be read (on the cache's queue). `fromParts`: key it from what the builder recorded (nothing
+    /// adapted the request), which is cheaper than reading the `URLRequest` back. `stillWanted` is asked
+    /// after a disk read, before the hooks: an attempt that ended meanwhile (a cancel, its deadline)
+    /// doesn't run them on an entry that can't answer it.
+    static func run<R: Request>(
+        _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>,
+        stillWanted: @escaping @Sendable () -> Bool
+    ) -> Step<Found> {
         guard let key = key(urlRequest, prepared, setting, fromParts) else {
             // Credentials the policy doesn't let the cache see: neither served nor stored.
-            return Found(context: nil, stored: nil, fresh: false)
+            return .now(Found(context: nil, stored: nil, fresh: false))
         }
         guard !setting.policy.ignoresCache else {
-            return Found(context: CacheContext(setting: setting, key: key, request: urlRequest, stored: nil), stored: nil, fresh: false)
+            return .now(Found(context: CacheContext(setting: setting, key: key, request: urlRequest, stored: nil), stored: nil, fresh: false))
         }
-        guard case .now(let entry) = setting.cache.lookUp(key) else { return nil }
-        return found(entry, key: key, urlRequest, setting, check)
-    }
-
-    /// The lookup that reads the disk, for when ``run(_:prepared:setting:fromParts:check:)`` returned `nil`.
-    /// `stillWanted` is asked after the read, before the hooks: an attempt that ended meanwhile (a cancel,
-    /// its deadline) doesn't run them on an entry that can't answer it.
-    static func read<R: Request>(
-        _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>, stillWanted: () -> Bool
-    ) async -> Found {
-        guard let key = key(urlRequest, prepared, setting, fromParts) else { return Found(context: nil, stored: nil, fresh: false) }
-        let entry: CachedEntry?
         switch setting.cache.lookUp(key) {
-        case .now(let found): entry = found  // stored meanwhile
-        case .onDisk(let generation): entry = await setting.cache.read(key, generation: generation)
+        case .now(let entry):
+            return .now(found(entry, key: key, urlRequest, setting, check))
+        case .onDisk(let generation):
+            return .later {
+                let entry = await setting.cache.read(key, generation: generation)
+                guard stillWanted() else { return Found(context: nil, stored: nil, fresh: false) }
+                return found(entry, key: key, urlRequest, setting, check)
+            }
         }
-        guard stillWanted() else { return Found(context: nil, stored: nil, fresh: false) }
-        return found(entry, key: key, urlRequest, setting, check)
     }
 
     private static func key(_ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, _ fromParts: Bool) -> String? {
@@ -73,15 +70,16 @@ enum CacheLookupStage {
         var entry = CacheStage.usable(found, key: key, for: urlRequest, setting)
         var stored: ResponseParts?
         var fresh = false
-        if let usable = entry, case .success(let parts) = check.entry(usable, origin: .cache, runsHooks: false) {
-            // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
-            if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
+        if let usable = entry {
             fresh = setting.policy.mode == .cacheElseLoad && usable.isFresh(at: Date())
-            if fresh || setting.policy.mode == .cachedThenLoad {
-                if case .success = check.hooked(.success(parts)) { stored = parts } else { (entry, fresh) = (nil, false) }
+            let answers = fresh || setting.policy.mode == .cachedThenLoad
+            if case .success(let parts) = check.entry(usable, origin: .cache, runsHooks: answers) {
+                // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
+                if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
+                if answers { stored = parts }
+            } else {
+                (entry, fresh) = (nil, false)
             }
-        } else {
-            entry = nil
         }
         // A fresh answer ends the send: nothing after reads a context, so none is made for it.
         return Found(context: fresh ? nil : CacheContext(setting: setting, key: key, request: urlRequest, stored: entry), stored: stored, fresh: fresh)

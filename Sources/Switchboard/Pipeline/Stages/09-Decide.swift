@@ -18,28 +18,28 @@ enum DecideStage {
     enum Decision {
         /// Settle now: retry after the retry policy's delay, or end the send (`nil`).
         case settle(delay: TimeInterval?)
-        /// Ask the interceptors about `error` (``ask(_:interceptors:scope:policyDelay:)``), with the retry
-        /// policy's delay for when none of them decides.
-        case ask(NetworkError, policyDelay: TimeInterval?)
+        /// Ask the interceptors about `error` (`answer`, run in the driver's task, gives the delay before
+        /// the next attempt), with the retry policy's delay for when the deadline cuts the asking short.
+        case ask(NetworkError, policyDelay: TimeInterval?, answer: @Sendable (RetryContext) async -> TimeInterval?)
     }
 
-    /// The decision that needs no user code: the retry policy's, or that the interceptors are asked.
-    static func run(after number: Int, _ outcome: Outcome, policy: RetryPolicy, method: HTTPMethod, interceptors: [any RequestInterceptor]) -> Decision {
+    /// The retry policy's decision, or that the interceptors are asked first (in order; the first that
+    /// doesn't pass decides, and `policyDelay` answers when none does).
+    static func run(
+        after number: Int, _ outcome: Outcome, policy: RetryPolicy, method: HTTPMethod, interceptors: [any RequestInterceptor], scope: RefreshScope
+    ) -> Decision {
         guard let error = outcome.failure, !error.isCancelled else { return .settle(delay: nil) }
         let policyDelay = policy.delay(afterAttempt: number, error: error, method: method)
-        return interceptors.isEmpty || number >= maximumAttempts ? .settle(delay: policyDelay) : .ask(error, policyDelay: policyDelay)
-    }
-
-    /// The interceptors' decision: the delay before the next attempt, or `policyDelay` when none of them
-    /// decides (`.doNotRetry` passes).
-    static func ask(_ context: RetryContext, interceptors: [any RequestInterceptor], scope: RefreshScope, policyDelay: TimeInterval?) async -> TimeInterval? {
-        for interceptor in interceptors {
-            switch await scope.running({ await interceptor.retry(context) }) {
-            case .doNotRetry: continue
-            case .retry: return 0
-            case .retryAfter(let seconds): return max(0, seconds)
+        guard !interceptors.isEmpty, number < maximumAttempts else { return .settle(delay: policyDelay) }
+        return .ask(error, policyDelay: policyDelay) { context in
+            for interceptor in interceptors {
+                switch await scope.running({ await interceptor.retry(context) }) {
+                case .doNotRetry: continue
+                case .retry: return 0
+                case .retryAfter(let seconds): return max(0, seconds)
+                }
             }
+            return policyDelay
         }
-        return policyDelay
     }
 }
