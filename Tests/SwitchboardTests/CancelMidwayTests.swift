@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import LoopbackServer
 import Switchboard
 import Testing
@@ -169,6 +172,116 @@ import Testing
                 #expect(kinds == ["started", "succeeded"])
             }
             #expect(server.hits("/concurrent/arriving") == 1)
+        }
+    }
+
+    /// Counts the retry decisions it is asked for, and always answers retry.
+    final class AlwaysRetries: RequestInterceptor {
+        let asked = Box(0)
+        func retry(_ context: RetryContext) async -> RetryDecision {
+            asked.mutate { $0 += 1 }
+            return .retry
+        }
+    }
+
+    /// A cancel while a failed attempt is checked (the monitor's `didDecode` runs in that phase) ends
+    /// the send `cancelled`: the interceptors are never asked to retry it. (They were, and the send
+    /// was sent again.)
+    @Test(arguments: TransportUnderTest.network) func aCancelWhileAFailureIsCheckedIsNotHandedToTheInterceptors(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route("GET", "/failing") { _ in .status(500) }
+            let monitor = CancelAt(.decoded)
+            let interceptor = AlwaysRetries()
+            let client = makeClient(server, on: kind) {
+                $0.monitors = [monitor]
+                $0.interceptors = [interceptor]
+                $0.callbackQueue = .immediate
+            }
+            let log = EventLog<Get>()
+            client.addObserver(log, for: Get.self, on: .immediate) { $0.record($1) }
+            let outcomes = Box([Result<Response<Get>, NetworkError>]())
+            let handle = client.send(Get("/failing")) { result in outcomes.mutate { $0.append(result) } }
+            monitor.handle.mutate { $0 = handle }
+            #expect(await eventually(timeout: 30) { outcomes.value.count == 1 })
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1 && outcomes.value.first?.failure?.isCancelled == true, "\(outcomes.value)")
+            #expect(log.events.filter { $0.sendID == handle.id }.map { Listener.name($0) } == ["started", "cancelled"])
+            #expect(interceptor.asked.value == 0)
+            #expect(server.hits("/failing") == 1)
+        }
+    }
+
+    /// Adapts only once the test lets it, and doesn't heed its task's cancel.
+    final class StubbornAdapter: RequestInterceptor {
+        let entered = Box(false)
+        let gate = DispatchSemaphore(value: 0)
+        func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
+            entered.mutate { $0 = true }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    self.gate.wait()
+                    continuation.resume()
+                }
+            }
+            return request
+        }
+    }
+
+    /// A cancel while an interceptor adapts ends the send at once, on the cancelling thread, even when
+    /// the interceptor ignores its task's cancel; what it returns later is dropped and nothing is sent.
+    @Test(arguments: TransportUnderTest.network) func aCancelWhileAnInterceptorAdaptsEndsTheSendAtOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let interceptor = StubbornAdapter()
+            let client = makeClient(server, on: kind) {
+                $0.interceptors = [interceptor]
+                $0.callbackQueue = .immediate
+            }
+            let outcomes = Box([Result<Response<Get>, NetworkError>]())
+            let handle = client.send(Get("/echo")) { result in outcomes.mutate { $0.append(result) } }
+            #expect(await eventually(timeout: 30) { interceptor.entered.value })
+            handle.cancel()
+            // `.immediate`: the completion ran inside `cancel()`, before the interceptor was let go.
+            #expect(outcomes.value.count == 1 && outcomes.value.first?.failure?.isCancelled == true, "\(outcomes.value)")
+            interceptor.gate.signal()
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1)
+            #expect(server.hits("/echo") == 0)
+        }
+    }
+
+    /// Builds only once the test lets it, then fails; its multipart file part makes the send build on
+    /// a global queue, so a cancel can come while it builds.
+    struct FailsToBuild: Request {
+        static let entered = Box(0)
+        static let gate = DispatchSemaphore(value: 0)
+        var path: String { "/echo" }
+        var method: HTTPMethod { .post }
+        var body: RequestBody? {
+            var form = MultipartFormData()
+            form.append(fileAt: URL(fileURLWithPath: "/nonexistent/switchboard-\(UUID().uuidString)"), name: "file")
+            return .multipart(form)
+        }
+        struct Refused: Error {}
+        func makeURLRequest(baseURL: URL?) throws -> URLRequest? {
+            Self.entered.mutate { $0 += 1 }
+            Self.gate.wait()
+            throw Refused()
+        }
+    }
+
+    /// A cancel while the request is built ends the send `cancelled`, even when building then fails.
+    @Test(arguments: TransportUnderTest.network) func aCancelWhileBuildingWinsOverTheBuildsError(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.callbackQueue = .immediate }
+            let before = FailsToBuild.entered.value
+            let outcomes = Box([Result<Response<FailsToBuild>, NetworkError>]())
+            let handle = client.send(FailsToBuild()) { result in outcomes.mutate { $0.append(result) } }
+            #expect(await eventually(timeout: 30) { FailsToBuild.entered.value > before })
+            handle.cancel()
+            FailsToBuild.gate.signal()
+            #expect(await eventually(timeout: 30) { outcomes.value.count == 1 })
+            #expect(await settled(client))
+            #expect(outcomes.value.count == 1 && outcomes.value.first?.failure?.isCancelled == true, "\(outcomes.value)")
         }
     }
 

@@ -48,8 +48,9 @@ extension Dispatcher {
     /// interceptors run: built, then adapted by the request adapters.
     private func cacheTarget<R: Request>(of request: R, policy: CachePolicy?) -> (CacheSetting, String, URLRequest)? {
         let configuration = configuration
-        guard policy != nil, let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: configuration),
-            let urlRequest = try? RequestBuilder.adapt(prepared, for: request, configuration: configuration),
+        let settings = ConfigurationSnapshot(configuration)
+        guard policy != nil, let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: settings),
+            let urlRequest = try? RequestBuilder.adapt(prepared, for: request, configuration: settings),
             let setting = CacheStage.setting(
                 for: request, isDownload: request is any DownloadRequest, prepared: prepared, configuration: configuration, policy: policy, cookies: cookiesForCache),
             let key = CacheKey.make(for: urlRequest, setting)

@@ -203,8 +203,10 @@ public enum CallbackQueue: Sendable {
     /// and most results (a global queue for large bodies, response hooks or logging; a concurrency task
     /// when interceptors adapt or decide); the thread that called `send` for `started`, for a request
     /// that could not be built and for a cancel before the first transfer; the thread that called
-    /// `cancel()` between retries or while interceptors decide; a global queue when a transport doesn't
-    /// report a stop within a second, and when the response cache answers from disk. Keep such callbacks short.
+    /// `cancel()` between retries, while interceptors adapt or decide; a global queue when a transport
+    /// doesn't report a stop within a second; a concurrency task when the response cache answers from
+    /// disk. Keep such callbacks short, and never block in them (a concurrency task's thread is one of
+    /// a few the whole process shares).
     case immediate
 
     var dispatchQueue: DispatchQueue? {

@@ -365,11 +365,16 @@ public final class RequestHandle: Sendable, Hashable {
 }
 
 /// A configuration as a dispatcher holds it: immutable, replaced by each update, shared by the sends
-/// made with it (each keeps one reference, not a copy of every setting).
+/// made with it (each keeps one reference, not a copy of every setting). Pass the snapshot, not its
+/// `value`, and read settings through it (`settings.value.timeout`): a copy of the struct retains and
+/// releases every reference it holds, a few microseconds a send when it was made per stage.
 final class ConfigurationSnapshot: Sendable {
     let value: Configuration
+    /// ``Configuration/allMonitors``, made once (the logging monitor, when on, is not made per send).
+    let allMonitors: [any EventMonitor]
 
     init(_ value: Configuration) {
         self.value = value
+        allMonitors = value.allMonitors
     }
 }

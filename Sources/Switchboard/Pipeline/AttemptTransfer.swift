@@ -8,14 +8,14 @@ import FoundationNetworking
 /// progress gate in front of observers.
 extension TransferOptions {
     /// The options of an attempt of `request`.
-    init<R: Request>(for request: R, timeout: TimeInterval, configuration: borrowing Configuration) {
+    init<R: Request>(for request: R, timeout: TimeInterval, configuration: ConfigurationSnapshot) {
         self.init(
             timeout: timeout,
             priority: request.priority.taskPriority,
             credentials: request.credentials,
-            maximumResponseSize: configuration.maximumResponseSize,
-            redirects: configuration.redirects,
-            idleTimeout: configuration.idleTimeout
+            maximumResponseSize: configuration.value.maximumResponseSize,
+            redirects: configuration.value.redirects,
+            idleTimeout: configuration.value.idleTimeout
         )
     }
 }

@@ -135,6 +135,8 @@ struct OperationState {
             return true
         case .stopping(let attempt, _) where attempt == number:
             return false
+        case .finished:
+            return false  // cancelled before the task was stored
         default:
             return true
         }
@@ -211,12 +213,14 @@ struct OperationState {
     }
 
     /// Hands failed attempt `number` to the interceptors' retry decision: the request it sent and the
-    /// errors so far, or `nil` when the attempt already ended (or sent nothing to show them).
+    /// errors so far, or `nil` when the attempt already ended, was cancelled (a cancel is never
+    /// retried: the caller settles it) or sent nothing to show them.
     mutating func beginDeciding(_ number: Int, error: NetworkError, outcome: Outcome, policyDelay: TimeInterval?, deadline: UInt64) -> (
         sent: OutgoingRequest, errors: [NetworkError]
     )? {
         switch phase {
-        case .validating(let attempt) where attempt == number, .stopping(let attempt, _) where attempt == number:
+        // Stopped by its deadline, not by a cancel: a cancel is never retried.
+        case .validating(let attempt) where attempt == number, .stopping(let attempt, .timedOut) where attempt == number:
             guard let sent, let outgoing = try? OutgoingRequest(sent) else { return nil }
             errors.append(error)
             phase = .deciding(attempt: number, task: nil)
@@ -275,10 +279,11 @@ struct OperationState {
             // Nothing to stop: a cache answer or a retry timer that comes later finds the send ended.
             phase = .finished
             return .deliver
-        case .adapting(let attempt, let task):
-            phase = .stopping(attempt: attempt, reason: .cancelled)
-            deadline = grace
-            return .cancelTask(task, deliver: false)
+        case .adapting(_, let task):
+            // Ends now, whether or not the interceptor heeds its task's cancel: what it returns later
+            // finds the send ended.
+            phase = .finished
+            return .cancelTask(task, deliver: true)
         case .stopping(let attempt, let reason):
             // A cancel during a deadline's stop turns it into a cancel, within the grace period.
             if !reason.isCancelled { phase = .stopping(attempt: attempt, reason: .cancelled) }
@@ -345,14 +350,18 @@ struct OperationState {
         }
     }
 
-    /// Finishes a send whose next attempt could not be built or adapted: `true` if this call did.
-    mutating func finishBeforeAttempt() -> Bool {
+    /// Finishes a send whose next attempt could not be built or adapted: whether this call did, and
+    /// whether a cancel came first (then the send ends `cancelled`, not with the build's error).
+    mutating func finishBeforeAttempt() -> (finishes: Bool, cancelled: Bool) {
         switch phase {
-        case .pending, .pendingCancelled, .waiting:
+        case .pending, .waiting:
             phase = .finished
-            return true
+            return (true, false)
+        case .pendingCancelled:
+            phase = .finished
+            return (true, true)
         default:
-            return false
+            return (false, false)
         }
     }
 

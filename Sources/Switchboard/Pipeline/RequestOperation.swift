@@ -79,7 +79,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func build(_ body: RequestBody?, on transport: any Transport) {
         let prepared: RequestBuilder.Prepared
         do {
-            prepared = try BuildStage.run(request, body: body, configuration: plan.check.settings.value)
+            prepared = try BuildStage.run(request, body: body, configuration: plan.check.settings)
         } catch {
             return finish(.failure(error))
         }
@@ -90,7 +90,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// cancels the task), then stage 3 or 5. `cacheSetting` comes with the first attempt.
     private func attempt(_ number: Int, _ prepared: RequestBuilder.Prepared, on transport: any Transport, cacheSetting: CacheSetting? = nil) {
         let step = AuthenticateStage.run(
-            prepared, for: request, configuration: plan.check.settings.value, adapters: plan.adapters, interceptors: plan.interceptors,
+            prepared, for: request, configuration: plan.check.settings, adapters: plan.adapters, interceptors: plan.interceptors,
             adaptedBy: plan.adapterIdentities, scope: delivery.refreshScope)
         if case .now(.failure(let error)) = step { return finish(.failure(error)) }
         let deadline = plan.deadline(from: DispatchTime.now().uptimeNanoseconds)
@@ -168,7 +168,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         // The state, not `self`, records: a weak reference to the operation would give it a side table.
         let record: @Sendable (TransferProgress) -> Void = { [state] value in state.withLock { $0.progress = value } }
         let callbacks = TransferCallbacks.attempt(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
-        let options = TransferOptions(for: request, timeout: plan.timeout, configuration: plan.check.settings.value)
+        let options = TransferOptions(for: request, timeout: plan.timeout, configuration: plan.check.settings)
         let shared = plan.coalescer.flatMap {
             CoalesceStage.run(TransportRequest(urlRequest, body: prepared.body, origin: request), options: options, callbacks: callbacks, coalescer: $0, on: transport)
         }
@@ -241,9 +241,10 @@ final class RequestOperation<R: Request>: InFlightOperation {
         }
     }
 
-    /// Cancels the send. Before its first transfer `cancelled` comes right after `started`; while waiting
-    /// to retry, at once, on this thread; during a transfer the transport is stopped and its completion
-    /// delivers `cancelled` on the transport's queue (or a global queue after a second without it).
+    /// Cancels the send. Before it is built, `cancelled` comes right after `started`; while interceptors
+    /// adapt or decide, during a cache lookup or waiting to retry, at once, on this thread; during a
+    /// transfer or its check the transport is stopped and its completion (or the check's end) delivers
+    /// `cancelled` (the sweeper does after a second without it).
     func cancel() {
         switch state.withLock({ $0.cancel(now: DispatchTime.now().uptimeNanoseconds) }) {
         case .none: break
@@ -273,7 +274,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Finishes a send whose next attempt could not be built or adapted.
     private func finish(_ result: Outcome) {
-        if state.withLock({ $0.finishBeforeAttempt() }) { complete(result) }
+        let (finishes, cancelled) = state.withLock { $0.finishBeforeAttempt() }
+        if finishes { complete(cancelled ? .failure(.cancelled) : result) }
     }
 
     /// Delivers `cancelled` if a cancel came while pending; returns whether it did.

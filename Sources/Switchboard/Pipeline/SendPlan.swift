@@ -24,7 +24,6 @@ struct SendPlan<R: Request>: Sendable {
     let cachePolicy: CachePolicy?
 
     init(_ request: R, configuration settings: ConfigurationSnapshot, id: UInt64, coalescer: Coalescer?) {
-        let configuration = settings.value
         let pipeline = request.pipeline
         // A struct's type asked first (a metatype's conformance is cached, a value's cast boxes it); a
         // class's value always, since a subclass may be the download.
@@ -32,14 +31,14 @@ struct SendPlan<R: Request>: Sendable {
             R.self is AnyClass || R.self is any DownloadRequest.Type ? (request as? any DownloadRequest).map { ($0.destination, $0.resumes) } : nil
         check = ResponseCheck(
             request: request, settings: settings,
-            hooks: joined(pipeline.usesConfigurationResponseHooks ? configuration.responseHooks : [], pipeline.responseHooks))
-        retryPolicy = pipeline.retryPolicy ?? configuration.retryPolicy
-        monitors = Monitors(joined(configuration.allMonitors, pipeline.monitors), id: id, request: request)
-        adapters = joined(configuration.adapters, pipeline.adapters)
-        interceptors = configuration.interceptors
-        timeout = request.timeout ?? configuration.timeout
+            hooks: joined(pipeline.usesConfigurationResponseHooks ? settings.value.responseHooks : [], pipeline.responseHooks))
+        retryPolicy = pipeline.retryPolicy ?? settings.value.retryPolicy
+        monitors = Monitors(joined(settings.allMonitors, pipeline.monitors), id: id, request: request)
+        adapters = joined(settings.value.adapters, pipeline.adapters)
+        interceptors = settings.value.interceptors
+        timeout = request.timeout ?? settings.value.timeout
         cachePolicy = request.cachePolicy
-        self.coalescer = configuration.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
+        self.coalescer = settings.value.coalescesDuplicates && download == nil && request.coalescesDuplicates ? coalescer : nil
     }
 
     /// The adapters' identities, for the interceptors (the same ``RequestAdapter`` among them doesn't

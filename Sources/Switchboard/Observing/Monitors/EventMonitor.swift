@@ -12,7 +12,7 @@ import FoundationNetworking
 /// | Event | Called | Thread |
 /// |---|---|---|
 /// | ``requestDidStart(_:)`` | once, before observers hear `started` | the thread that calls `send` |
-/// | ``request(_:didAdapt:attempt:)`` | per attempt, as the request leaves for the transport | `send`'s thread, a global queue (retries) or the interceptors' task |
+/// | ``request(_:didAdapt:attempt:)`` | per attempt, as the request leaves for the transport | `send`'s thread, a global queue (retries), the interceptors' task or the cache's disk-read task |
 /// | ``request(_:didReceive:attempt:)`` | per attempt, as the transport reports | a global queue |
 /// | ``request(_:didDecode:attempt:)`` | per attempt that got a response, after validation, decoding and the response hooks | a global queue |
 /// | ``request(_:willRetry:after:because:)`` | before each retry's wait | the thread that decided |

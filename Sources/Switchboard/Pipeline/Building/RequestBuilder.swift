@@ -14,7 +14,8 @@ enum RequestBuilder {
     /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
     static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
-        try adapt(prepare(request, body: request.body, configuration: configuration), for: request, configuration: configuration)
+        let settings = ConfigurationSnapshot(configuration)
+        return try adapt(prepare(request, body: request.body, configuration: settings), for: request, configuration: settings)
     }
 
     /// The request before the adapters: built once per send. A class: it travels through every step
@@ -50,7 +51,7 @@ enum RequestBuilder {
 
     /// Builds everything but the adapters (once per send).
     /// - Parameter body: the request's ``Request/body``, read once by the caller.
-    static func prepare<R: Request>(_ request: R, body: RequestBody?, configuration: Configuration) throws(NetworkError) -> Prepared {
+    static func prepare<R: Request>(_ request: R, body: RequestBody?, configuration: ConfigurationSnapshot) throws(NetworkError) -> Prepared {
         let (base, join) = try baseURL(of: request, configuration: configuration)
         if let custom = try custom(request, base: base) { return Prepared(urlRequest: custom, isCustom: true) }
         return try standard(request, body: body, base: base, join: join, configuration: configuration)
@@ -60,13 +61,13 @@ enum RequestBuilder {
     /// token on a retry) and checks the result.
     /// - Parameter adapters: the adapters to run, when the caller read them already (a send reads its
     ///   request's `pipeline` once, so what it decided from them holds for every attempt).
-    static func adapt<R: Request>(_ prepared: Prepared, for request: R, configuration: Configuration, adapters given: [any RequestAdapter]? = nil) throws(NetworkError)
+    static func adapt<R: Request>(_ prepared: Prepared, for request: R, configuration: ConfigurationSnapshot, adapters given: [any RequestAdapter]? = nil) throws(NetworkError)
         -> URLRequest
     {
         let urlRequest = prepared.urlRequest
         // What `standard` builds is already checked; a custom or adapted request is checked at the end.
         let needsCheck = prepared.isCustom
-        let adapters = given ?? configuration.adapters + request.pipeline.adapters
+        let adapters = given ?? configuration.value.adapters + request.pipeline.adapters
         if !adapters.isEmpty {
             var outgoing = try OutgoingRequest(urlRequest)
             for adapter in adapters {
@@ -88,16 +89,16 @@ enum RequestBuilder {
 
     /// The base URL: the CDN's for `useCDN` requests, otherwise the request's or the configuration's;
     /// with the configuration's, also its prepared form.
-    private static func baseURL<R: Request>(of request: R, configuration: Configuration) throws(NetworkError) -> (URL?, URLResolver.JoinBase?) {
+    private static func baseURL<R: Request>(of request: R, configuration: ConfigurationSnapshot) throws(NetworkError) -> (URL?, URLResolver.JoinBase?) {
         guard request.useCDN else {
             if let own = request.baseURL { return (own, nil) }
-            return (configuration.baseURL, configuration.baseJoin)
+            return (configuration.value.baseURL, configuration.value.baseJoin)
         }
         if let own = request.cdnURL { return (own, nil) }
-        guard let cdn = configuration.cdnURL else {
+        guard let cdn = configuration.value.cdnURL else {
             throw .invalidRequest(reason: "\(R.self) uses the CDN, but neither it nor the configuration has a cdnURL")
         }
-        return (cdn, configuration.cdnJoin)
+        return (cdn, configuration.value.cdnJoin)
     }
 
     private static func custom<R: Request>(_ request: R, base: URL?) throws(NetworkError) -> URLRequest? {
@@ -108,7 +109,8 @@ enum RequestBuilder {
         }
     }
 
-    private static func standard<R: Request>(_ request: R, body raw: RequestBody?, base: URL?, join: URLResolver.JoinBase?, configuration: Configuration) throws(NetworkError)
+    private static func standard<R: Request>(_ request: R, body raw: RequestBody?, base: URL?, join: URLResolver.JoinBase?, configuration: ConfigurationSnapshot)
+        throws(NetworkError)
         -> Prepared
     {
         guard request.method.isToken else {
@@ -134,7 +136,7 @@ enum RequestBuilder {
         if let parameters = request.parameters {
             let encoding =
                 request.parameterEncoding
-                ?? (form != nil ? .form : request.method.encodesParametersInQuery || raw != nil ? .query : configuration.bodyEncoding)
+                ?? (form != nil ? .form : request.method.encodesParametersInQuery || raw != nil ? .query : configuration.value.bodyEncoding)
             // With a body, parameters go in the query; with a multipart body, they may be its fields.
             if raw != nil, encoding == .json || (encoding == .form && form == nil) {
                 throw .invalidRequest(
@@ -158,7 +160,7 @@ enum RequestBuilder {
         var temporaryFile: TemporaryFile?
         if let form {
             let encoded = try MultipartEncoder(
-                form: form, memoryThreshold: configuration.multipartMemoryThreshold, temporaryDirectory: configuration.temporaryDirectory
+                form: form, memoryThreshold: configuration.value.multipartMemoryThreshold, temporaryDirectory: configuration.value.temporaryDirectory
             ).encode()
             switch encoded.body {
             case .data(let data): body = data
@@ -167,7 +169,7 @@ enum RequestBuilder {
         } else if let file {
             transferBody = .file(file)
         }
-        let filters = isAbsolute ? [] : configuration.urlFilters + request.pipeline.urlFilters
+        let filters = isAbsolute ? [] : configuration.value.urlFilters + request.pipeline.urlFilters
         if !filters.isEmpty {
             for filter in filters {
                 do {
@@ -182,12 +184,12 @@ enum RequestBuilder {
         var urlRequest = URLRequest(url: url)
         // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
-        urlRequest.timeoutInterval = IdleTimeouts.effective(configuration.idleTimeout) ?? IdleTimeouts.longest
+        urlRequest.timeoutInterval = IdleTimeouts.effective(configuration.value.idleTimeout) ?? IdleTimeouts.longest
         urlRequest.httpBody = body
 
         var headers = HTTPHeaders()
         if request.responseFormat == .json { headers["Accept"] = "application/json" }
-        headers.merge(configuration.defaultHeaders)
+        headers.merge(configuration.value.defaultHeaders)
         if let contentType { headers["Content-Type"] = contentType }
         headers.merge(request.headers)
         if let credentials = request.credentials, headers["Authorization"] == nil {

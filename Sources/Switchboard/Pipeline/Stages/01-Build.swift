@@ -14,7 +14,7 @@ import FoundationNetworking
 /// sender's thread (the main thread, often).
 enum BuildStage {
     /// The request before authentication. `body` is the request's ``Request/body``, read once.
-    static func run<R: Request>(_ request: R, body: RequestBody?, configuration: Configuration) throws(NetworkError) -> RequestBuilder.Prepared {
+    static func run<R: Request>(_ request: R, body: RequestBody?, configuration: ConfigurationSnapshot) throws(NetworkError) -> RequestBuilder.Prepared {
         try RequestBuilder.prepare(request, body: body, configuration: configuration)
     }
 }

@@ -13,8 +13,8 @@ enum AuthenticateStage {
     /// The adapters on `prepared` and the check at once; then, when there are interceptors, their
     /// `adapt` in order, later (in the driver's task), and the check again.
     static func run<R: Request>(
-        _ prepared: RequestBuilder.Prepared, for request: R, configuration: Configuration, adapters: [any RequestAdapter], interceptors: [any RequestInterceptor],
-        adaptedBy: [ObjectIdentifier], scope: RefreshScope
+        _ prepared: RequestBuilder.Prepared, for request: R, configuration: ConfigurationSnapshot, adapters: [any RequestAdapter], interceptors: [any RequestInterceptor],
+        adaptedBy: @autoclosure () -> [ObjectIdentifier], scope: RefreshScope
     ) -> Step<Result<URLRequest, NetworkError>> {
         let adapted: URLRequest
         do {
@@ -23,7 +23,8 @@ enum AuthenticateStage {
             return .now(.failure(error))
         }
         guard !interceptors.isEmpty else { return .now(.success(adapted)) }
-        return .later { await intercept(adapted, for: request, interceptors: interceptors, adaptedBy: adaptedBy, scope: scope) }
+        let identities = adaptedBy()  // made only for interceptors, which skip an adapter that already ran
+        return .later { await intercept(adapted, for: request, interceptors: interceptors, adaptedBy: identities, scope: scope) }
     }
 
     /// Each interceptor's `adapt`, in order, then the check.
