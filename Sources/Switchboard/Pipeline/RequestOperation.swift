@@ -119,7 +119,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
     private func lookUp(_ number: Int, _ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, _ setting: CacheSetting, on transport: any Transport) {
         let step = CacheLookupStage.run(
             urlRequest, prepared: prepared, setting: setting, fromParts: plan.adaptsNothing, check: plan.check,
-            stillWanted: { [state] in state.withLock { $0.isLookingUp(number) } })
+            watch: state, attempt: number)
         switch step {
         case .now(let found): lookedUp(number, found, urlRequest, prepared, setting, on: transport)
         case .later(let reading):

@@ -27,12 +27,12 @@ enum CacheLookupStage {
 
     /// What the lookup found: at once from memory (or when no entry is possible), later when the disk
     /// must be read (on the cache's queue). `fromParts`: key it from what the builder recorded (nothing
-    /// adapted the request), which is cheaper than reading the `URLRequest` back. `stillWanted` is asked
-    /// after a disk read, before the hooks: an attempt that ended meanwhile (a cancel, its deadline)
-    /// doesn't run them on an entry that can't answer it.
+    /// adapted the request), which is cheaper than reading the `URLRequest` back. After a disk read,
+    /// before the hooks, `watch` is asked whether `attempt` still looks up: an attempt that ended
+    /// meanwhile (a cancel, its deadline) doesn't run them on an entry that can't answer it.
     static func run<R: Request>(
         _ urlRequest: URLRequest, prepared: RequestBuilder.Prepared, setting: CacheSetting, fromParts: Bool, check: ResponseCheck<R>,
-        stillWanted: @escaping @Sendable () -> Bool
+        watch: some LookupWatch, attempt: Int
     ) -> Step<Found> {
         guard let key = key(urlRequest, prepared, setting, fromParts) else {
             // Credentials the policy doesn't let the cache see: neither served nor stored.
@@ -47,7 +47,7 @@ enum CacheLookupStage {
         case .onDisk(let generation):
             return .later {
                 let entry = await setting.cache.read(key, generation: generation)
-                guard stillWanted() else { return Found(context: nil, stored: nil, fresh: false) }
+                guard watch.isLookingUp(attempt) else { return Found(context: nil, stored: nil, fresh: false) }
                 return found(entry, key: key, urlRequest, setting, check)
             }
         }
@@ -85,4 +85,15 @@ enum CacheLookupStage {
         return Found(context: fresh ? nil : CacheContext(setting: setting, key: key, request: urlRequest, stored: entry), stored: stored, fresh: fresh)
     }
 
+}
+
+/// Whether an attempt still waits for its cache lookup (a disk read that comes back after the attempt
+/// ended is dropped). The send's state answers; a protocol, not a closure, so that a lookup answered
+/// from memory allocates nothing for it.
+protocol LookupWatch: Sendable {
+    func isLookingUp(_ attempt: Int) -> Bool
+}
+
+extension Locked: LookupWatch where State == OperationState {
+    func isLookingUp(_ attempt: Int) -> Bool { withLock { $0.isLookingUp(attempt) } }
 }
