@@ -1,6 +1,5 @@
 // Target: the URL a send goes to: RequestBuilder.prepare (base URL + path + query parameters) and the
-// URL filter chain after it (URLArgumentsFilter, then a closure filter), run by RequestBuilder.adapt
-// first among the adapters, as a send runs them.
+// URL filter chain after it (URLArgumentsFilter, then a closure filter), as a send runs them.
 // Input: lines "<base>\n<path>\n<arguments>\n<parameters>": arguments are name=value pairs split at
 // ';' for a URLArgumentsFilter; parameters is JSON text for the request's query parameters (ignored
 // unless it parses). Missing lines: base https://api.example.com/v2, no arguments, no parameters.
@@ -23,10 +22,8 @@ private func prepared(_ probe: Probe, base: URL?, filters: [any URLFilter]) -> R
     configuration.baseURL = base
     configuration.urlFilters = filters
     do {
-        // The filters run first among the adapters, as a send runs them.
-        let settings = ConfigurationSnapshot(configuration)
-        let built = try RequestBuilder.adapt(RequestBuilder.prepare(probe, body: nil, configuration: settings), for: probe, configuration: settings)
-        guard let url = built.url else {
+        let built = try RequestBuilder.prepare(probe, body: nil, configuration: configuration)
+        guard let url = built.urlRequest.url else {
             expect("url", false, "a request built without a URL")
             return .failure(.invalidRequest(reason: "no URL"))
         }

@@ -55,28 +55,6 @@ import Testing
         }
     }
 
-    /// A filter is an adapter: it runs for every attempt, from the URL as built (not from the last
-    /// attempt's filtered URL), so a stamp or a signature is made afresh for a retry.
-    @Test(arguments: TransportUnderTest.network) func aFilterRunsForEveryAttemptFromTheBuiltURL(_ kind: TransportUnderTest) async throws {
-        try await withServer { server in
-            let seen = Box<[String]>([])
-            let stamp = ClosureURLFilter { url, _ in
-                let count = seen.mutate { seen -> Int in
-                    seen.append(url.query ?? "")
-                    return seen.count
-                }
-                return URL(string: url.absoluteString + "&stamp=\(count)")!
-            }
-            let client = makeClient(server, on: kind) {
-                $0.urlFilters = [stamp]
-                $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0.01, jitter: 0)
-            }
-            let response = try await client.response(for: Get("/flaky/filter-\(UUID().uuidString)?failures=1"))
-            #expect(response.attempts == 2)
-            #expect(seen.value == ["failures=1", "failures=1"], "each attempt filters the URL as built")
-        }
-    }
-
     @Test func aThrowingFilterFailsTheRequestBeforeSending() async throws {
         struct Refused: Error {}
         try await withServer { server in

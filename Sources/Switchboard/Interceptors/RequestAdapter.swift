@@ -37,13 +37,10 @@ extension RequestAdapter {
         do {
             try adapt(&adapted, for: original)
         } catch {
-            throw NetworkError.invalidRequest(reason: "\(Self.adapterKind) \(Self.self) threw: \(error)")
+            throw NetworkError.invalidRequest(reason: "request adapter \(Self.self) threw: \(error)")
         }
         return adapted
     }
-
-    /// How an error names the adapter: "URL filter" or "request adapter".
-    static var adapterKind: String { Self.self is any URLFilter.Type ? "URL filter" : "request adapter" }
 
     /// What makes two adapters the same for the "adapts once" rule: the object for a class, the type
     /// for a value.
@@ -67,8 +64,6 @@ public struct OutgoingRequest: Sendable {
     /// The send's adapters (``RequestAdapter/adapterIdentity``), which ran before the interceptors: the
     /// same adapter among the interceptors doesn't adapt again.
     var adaptedBy: [ObjectIdentifier] = []
-    /// Whether URL filters apply (not to an absolute path, nor to a request's own `makeURLRequest`).
-    var filtersURL = true
 
     init(_ urlRequest: URLRequest) throws(NetworkError) {
         guard let url = urlRequest.url else { throw .invalidRequest(reason: "the request has no URL") }

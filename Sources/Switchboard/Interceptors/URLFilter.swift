@@ -2,30 +2,18 @@ import Foundation
 
 /// Rewrites the URL of a request before it is sent: the Swift form of YTKNetwork's `YTKUrlFilterProtocol`.
 ///
-/// A filter is a ``RequestAdapter`` that changes only the URL: listed in ``Configuration/urlFilters``
-/// or ``RequestPipeline/urlFilters``, filters run first among the send's adapters, in order (the
-/// configuration's, then the request's), each seeing the previous one's output: the base URL, path and
-/// query parameters already joined. They run for every attempt, from the request as built (so a filter
-/// that signs the URL signs each retry afresh), for the first on the thread that calls `send`, for a
-/// retry on a global queue. They are skipped for requests whose ``Request/path`` is an absolute URL and
-/// for ``Request/makeURLRequest(baseURL:)``.
+/// Filters run in order (the configuration's, then the request's), each seeing the previous one's
+/// output, after the base URL, path and query parameters are joined. They are skipped for requests whose
+/// ``Request/path`` is an absolute URL and for ``Request/makeURLRequest(baseURL:)``.
 ///
 /// ```swift
 /// Dispatcher.shared.updateConfiguration { $0.urlFilters.append(URLArgumentsFilter(["version": appVersion])) }
 /// ```
-public protocol URLFilter: RequestAdapter {
+/// Filters run on the thread that calls `send`.
+public protocol URLFilter: Sendable {
     /// The URL to use instead of `url` for `request`.
     /// - Throws: any error; the send fails with ``NetworkError/invalidRequest(reason:)``.
     func filter(_ url: URL, for request: any Request) throws -> URL
-}
-
-extension URLFilter {
-    /// The adapter's form of ``filter(_:for:)``: the request's URL replaced by what the filter returns,
-    /// unless the request's path was an absolute URL or the request built itself.
-    public func adapt(_ request: inout OutgoingRequest, for original: any Request) throws {
-        guard request.filtersURL else { return }
-        request.url = try filter(request.url, for: original).absoluteURL
-    }
 }
 
 /// Appends fixed query arguments to every URL, e.g. the app's version (YTKNetwork's advanced usage,

@@ -34,7 +34,7 @@ struct SendPlan<R: Request>: Sendable {
             hooks: joined(pipeline.usesConfigurationResponseHooks ? settings.value.responseHooks : [], pipeline.responseHooks))
         retryPolicy = pipeline.retryPolicy ?? settings.value.retryPolicy
         monitors = Monitors(joined(settings.allMonitors, pipeline.monitors), id: id, request: request)
-        adapters = RequestBuilder.adapters(filters: joined(settings.value.urlFilters, pipeline.urlFilters), settings.value.adapters, pipeline.adapters)
+        adapters = joined(settings.value.adapters, pipeline.adapters)
         interceptors = settings.value.interceptors
         timeout = request.timeout ?? settings.value.timeout
         cachePolicy = request.cachePolicy

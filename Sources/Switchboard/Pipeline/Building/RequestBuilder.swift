@@ -8,9 +8,8 @@ enum RequestBuilder {
     /// Builds the `URLRequest` for `request`.
     ///
     /// Order: the request's own `makeURLRequest` (which skips the next four steps); otherwise the base
-    /// URL (or CDN URL) + path, query parameters, headers (defaults → encoding → request →
-    /// credentials) and the body. Then the URL filters and the request adapters, then a check of every
-    /// header.
+    /// URL (or CDN URL) + path, query parameters, URL filters, headers (defaults → encoding → request →
+    /// credentials) and the body. Then the request adapters, then a check of every header.
     /// Runs on the thread that calls `send`; calls user code (filters, adapters, `makeURLRequest`)
     /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
@@ -36,16 +35,13 @@ enum RequestBuilder {
         /// What `standard` put on `urlRequest`, for the cache key (`nil` for a custom request): reading
         /// it back from a `URLRequest` costs a call into Foundation's object per field on Linux.
         let parts: CacheKey.Parts?
-        /// Whether URL filters apply: not to an absolute path, nor to a request's own `makeURLRequest`.
-        let filtersURL: Bool
 
         init(
             urlRequest: URLRequest, isCustom: Bool, body: TransferBody? = nil, temporaryFile: TemporaryFile? = nil, mayCarryCredentialHeaders: Bool = true,
-            parts: CacheKey.Parts? = nil, filtersURL: Bool = false
+            parts: CacheKey.Parts? = nil
         ) {
             self.urlRequest = urlRequest
             self.isCustom = isCustom
-            self.filtersURL = filtersURL
             self.body = body
             self.temporaryFile = temporaryFile
             self.mayCarryCredentialHeaders = mayCarryCredentialHeaders
@@ -71,15 +67,14 @@ enum RequestBuilder {
         let urlRequest = prepared.urlRequest
         // What `standard` builds is already checked; a custom or adapted request is checked at the end.
         let needsCheck = prepared.isCustom
-        let adapters = given ?? Self.adapters(filters: configuration.value.urlFilters + request.pipeline.urlFilters, configuration.value.adapters, request.pipeline.adapters)
+        let adapters = given ?? configuration.value.adapters + request.pipeline.adapters
         if !adapters.isEmpty {
             var outgoing = try OutgoingRequest(urlRequest)
-            outgoing.filtersURL = prepared.filtersURL
             for adapter in adapters {
                 do {
                     try adapter.adapt(&outgoing, for: request)
                 } catch {
-                    throw .invalidRequest(reason: "\(type(of: adapter).adapterKind) \(type(of: adapter)) threw: \(error)")
+                    throw .invalidRequest(reason: "request adapter \(type(of: adapter)) threw: \(error)")
                 }
             }
             try check(url: outgoing.url, method: outgoing.method.rawValue, headers: outgoing.headers)
@@ -90,13 +85,6 @@ enum RequestBuilder {
             try check(url: url, method: urlRequest.httpMethod ?? "GET", headers: HTTPHeaders(urlRequest.allHTTPHeaderFields ?? [:]))
         }
         return urlRequest
-    }
-
-    /// The adapters of a send, in the order they run: the URL filters (the configuration's, then the
-    /// request's), then the request adapters (likewise). Allocates nothing when there are none.
-    static func adapters(filters: [any URLFilter], _ first: [any RequestAdapter], _ second: [any RequestAdapter]) -> [any RequestAdapter] {
-        let adapters = first.isEmpty ? second : second.isEmpty ? first : first + second
-        return filters.isEmpty ? adapters : filters.map { $0 as any RequestAdapter } + adapters
     }
 
     /// The base URL: the CDN's for `useCDN` requests, otherwise the request's or the configuration's;
@@ -181,6 +169,18 @@ enum RequestBuilder {
         } else if let file {
             transferBody = .file(file)
         }
+        let filters = isAbsolute ? [] : configuration.value.urlFilters + request.pipeline.urlFilters
+        if !filters.isEmpty {
+            for filter in filters {
+                do {
+                    url = try filter.filter(url, for: request)
+                } catch {
+                    throw .invalidRequest(reason: "URL filter \(type(of: filter)) threw: \(error)")
+                }
+            }
+            try URLResolver.check(url)  // `resolve` checked the URL before the filters
+        }
+
         var urlRequest = URLRequest(url: url)
         // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
@@ -204,8 +204,8 @@ enum RequestBuilder {
         let (sentType, credentialHeaders) = headers.contentTypeAndCredentials
         return Prepared(
             urlRequest: urlRequest, isCustom: false, body: transferBody, temporaryFile: temporaryFile, mayCarryCredentialHeaders: credentialHeaders,
-            parts: CacheKey.Parts(url: url.absoluteURL, method: request.method.rawValue, body: body, contentType: sentType, handlesCookies: true),
-            filtersURL: !isAbsolute)
+            // The absolute URL, as `URLRequest` keeps it (a URL filter may return a relative one).
+            parts: CacheKey.Parts(url: url.absoluteURL, method: request.method.rawValue, body: body, contentType: sentType, handlesCookies: true))
     }
 
     private static func formEncoded(_ parameters: JSON) throws(NetworkError) -> String {

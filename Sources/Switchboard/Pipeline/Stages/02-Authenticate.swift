@@ -24,18 +24,16 @@ enum AuthenticateStage {
         }
         guard !interceptors.isEmpty else { return .now(.success(adapted)) }
         let identities = adaptedBy()  // made only for interceptors, which skip an adapter that already ran
-        let filtersURL = prepared.filtersURL
-        return .later { await intercept(adapted, for: request, interceptors: interceptors, adaptedBy: identities, filtersURL: filtersURL, scope: scope) }
+        return .later { await intercept(adapted, for: request, interceptors: interceptors, adaptedBy: identities, scope: scope) }
     }
 
     /// Each interceptor's `adapt`, in order, then the check.
     private static func intercept<R: Request>(
-        _ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], adaptedBy: [ObjectIdentifier], filtersURL: Bool, scope: RefreshScope
+        _ urlRequest: URLRequest, for request: R, interceptors: [any RequestInterceptor], adaptedBy: [ObjectIdentifier], scope: RefreshScope
     ) async -> Result<URLRequest, NetworkError> {
         do {
             var outgoing = try OutgoingRequest(urlRequest)
             outgoing.adaptedBy = adaptedBy
-            outgoing.filtersURL = filtersURL
             for interceptor in interceptors {
                 do {
                     let given = outgoing
