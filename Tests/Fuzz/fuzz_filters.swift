@@ -22,7 +22,7 @@ private func prepared(_ probe: Probe, base: URL?, filters: [any URLFilter]) -> R
     configuration.baseURL = base
     configuration.urlFilters = filters
     do {
-        let built = try RequestBuilder.prepare(probe, body: nil, configuration: configuration)
+        let built = try RequestBuilder.prepare(probe, body: nil, configuration: ConfigurationSnapshot(configuration))
         guard let url = built.urlRequest.url else {
             expect("url", false, "a request built without a URL")
             return .failure(.invalidRequest(reason: "no URL"))
