@@ -249,11 +249,16 @@ import Testing
         }
     }
 
+    /// Where a `FailsToBuild` waits: one per test case (cases run in parallel).
+    final class BuildGate: Sendable {
+        let entered = Box(false)
+        let gate = DispatchSemaphore(value: 0)
+    }
+
     /// Builds only once the test lets it, then fails; its multipart file part makes the send build on
     /// a global queue, so a cancel can come while it builds.
     struct FailsToBuild: Request {
-        static let entered = Box(0)
-        static let gate = DispatchSemaphore(value: 0)
+        let gate: BuildGate
         var path: String { "/echo" }
         var method: HTTPMethod { .post }
         var body: RequestBody? {
@@ -263,8 +268,8 @@ import Testing
         }
         struct Refused: Error {}
         func makeURLRequest(baseURL: URL?) throws -> URLRequest? {
-            Self.entered.mutate { $0 += 1 }
-            Self.gate.wait()
+            gate.entered.mutate { $0 = true }
+            gate.gate.wait()
             throw Refused()
         }
     }
@@ -273,12 +278,12 @@ import Testing
     @Test(arguments: TransportUnderTest.network) func aCancelWhileBuildingWinsOverTheBuildsError(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.callbackQueue = .immediate }
-            let before = FailsToBuild.entered.value
+            let gate = BuildGate()
             let outcomes = Box([Result<Response<FailsToBuild>, NetworkError>]())
-            let handle = client.send(FailsToBuild()) { result in outcomes.mutate { $0.append(result) } }
-            #expect(await eventually(timeout: 30) { FailsToBuild.entered.value > before })
+            let handle = client.send(FailsToBuild(gate: gate)) { result in outcomes.mutate { $0.append(result) } }
+            #expect(await eventually(timeout: 30) { gate.entered.value })
             handle.cancel()
-            FailsToBuild.gate.signal()
+            gate.gate.signal()
             #expect(await eventually(timeout: 30) { outcomes.value.count == 1 })
             #expect(await settled(client))
             #expect(outcomes.value.count == 1 && outcomes.value.first?.failure?.isCancelled == true, "\(outcomes.value)")
