@@ -47,12 +47,11 @@ extension Dispatcher {
     /// The cache setting, key and final request of `request` as a send would make them before its
     /// interceptors run: built, then adapted by the request adapters.
     private func cacheTarget<R: Request>(of request: R, policy: CachePolicy?) -> (CacheSetting, String, URLRequest)? {
-        let configuration = configuration
-        let settings = ConfigurationSnapshot(configuration)
+        let settings = settings
         guard policy != nil, let prepared = try? RequestBuilder.prepare(request, body: request.body, configuration: settings),
             let urlRequest = try? RequestBuilder.adapt(prepared, for: request, configuration: settings),
             let setting = CacheStage.setting(
-                for: request, isDownload: request is any DownloadRequest, prepared: prepared, configuration: configuration, policy: policy, cookies: cookiesForCache),
+                for: request, isDownload: request is any DownloadRequest, prepared: prepared, configuration: settings.value, policy: policy, cookies: cookiesForCache),
             let key = CacheKey.make(for: urlRequest, setting)
         else { return nil }
         return (setting, key, urlRequest)

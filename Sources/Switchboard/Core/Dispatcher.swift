@@ -87,7 +87,12 @@ public final class Dispatcher: Sendable {
     /// The settings, as they are now. Change them with ``updateConfiguration(_:)``; each send uses the
     /// configuration as it was when it was sent.
     public var configuration: Configuration {
-        state.withLock { $0.configuration }.value
+        settings.value
+    }
+
+    /// The configuration as the dispatcher holds it: what a send made now would use, without a copy.
+    var settings: ConfigurationSnapshot {
+        state.withLock { $0.configuration }
     }
 
     /// Changes the configuration atomically: concurrent updates never lose each other's changes.

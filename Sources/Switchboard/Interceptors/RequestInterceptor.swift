@@ -9,10 +9,10 @@ import FoundationNetworking
 /// Interceptors (``Configuration/interceptors``) run in order after the synchronous
 /// ``RequestAdapter``s, for every attempt, on Swift's concurrency pool; they may suspend. A cancel while
 /// they run ends the send at once, on the cancelling thread (their task is cancelled; what they return
-/// later is dropped), unless the attempt's deadline already stopped them: then within a second. The attempt's deadline ends the attempt: `adapt`'s task is cancelled and the
-/// attempt fails with ``NetworkError/timedOut(after:)`` when it returns, or a second later if it
-/// ignores the cancel (the ``RetryPolicy`` may retry it); a `retry` decision still pending is left to
-/// the policy alone. Both
+/// later is dropped), unless the attempt's deadline already stopped them: then within a second. The
+/// attempt's deadline ends the attempt: `adapt`'s task is cancelled and the attempt fails with
+/// ``NetworkError/timedOut(after:)`` when it returns, or a second later if it ignores the cancel (the
+/// ``RetryPolicy`` may retry it); a `retry` decision still pending is left to the policy alone. Both
 /// methods have default implementations: adapt returns the request unchanged, retry says
 /// ``RetryDecision/doNotRetry``. A ``RequestAdapter`` is an interceptor's synchronous form: the one
 /// protocol for changing what is sent and deciding retries, sync or async.

@@ -47,7 +47,7 @@ extension Dispatcher {
     /// adapters applied), redacted by default so it is safe to log.
     /// - Throws: ``NetworkError/invalidRequest(reason:)`` when the request can't be built.
     public func cURLDescription<R: Request>(for request: R, redacted: Bool = true) throws(NetworkError) -> String {
-        let configuration = configuration
-        return try RequestBuilder.build(request, configuration: configuration).cURLDescription(redaction: redacted ? configuration.redaction : nil)
+        let settings = settings
+        return try RequestBuilder.build(request, configuration: settings).cURLDescription(redaction: redacted ? settings.value.redaction : nil)
     }
 }

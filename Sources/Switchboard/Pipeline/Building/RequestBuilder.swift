@@ -13,9 +13,8 @@ enum RequestBuilder {
     /// Runs on the thread that calls `send`; calls user code (filters, adapters, `makeURLRequest`)
     /// without holding any lock.
     /// - Throws: ``NetworkError/invalidRequest(reason:)``.
-    static func build<R: Request>(_ request: R, configuration: Configuration) throws(NetworkError) -> URLRequest {
-        let settings = ConfigurationSnapshot(configuration)
-        return try adapt(prepare(request, body: request.body, configuration: settings), for: request, configuration: settings)
+    static func build<R: Request>(_ request: R, configuration: ConfigurationSnapshot) throws(NetworkError) -> URLRequest {
+        try adapt(prepare(request, body: request.body, configuration: configuration), for: request, configuration: configuration)
     }
 
     /// The request before the adapters: built once per send. A class: it travels through every step
