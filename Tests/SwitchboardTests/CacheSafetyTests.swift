@@ -352,10 +352,12 @@ import Testing
             let cache = try await Self.storedOnDisk(request, server, kind, scratch)
             let disk = HeldDisk(cache)
             let monitor = ReleaseOnRetry(disk)
-            // Each attempt may take 2 s; a timeout is retried once, at once. The disk is held until the
-            // first attempt's deadline has ended it and the retry is decided.
+            // Each attempt may take 8 s; a timeout is retried once, at once. The disk is held until the
+            // first attempt's deadline has ended it and the retry is decided, so the first attempt always
+            // takes the whole 8 s; the retry's read must fit in as much on a loaded machine (2 s was too
+            // little under the thread sanitizer in CI).
             let client = Self.client(server, kind, cache) {
-                $0.timeout = 2
+                $0.timeout = 8
                 $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)
                 $0.monitors = [monitor]
             }
