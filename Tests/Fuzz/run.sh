@@ -51,7 +51,7 @@ sources_for() {
     case $1 in
         json|oracle) echo "${json[@]}" ;;
         shape) echo "${errors[@]}" ;;
-        form) echo "${json[@]}" "$src"/Core/Encoding/*.swift ;;
+        form) echo "${json[@]}" "$src"/Core/Coding/ParameterEncoding*.swift "$src/Core/Coding/URLEncodedForm.swift" ;;
         headers) echo "$src/Core/HTTPHeaders.swift" "$src/Core/HTTPMethod.swift" ;;
         url) echo "${errors[@]}" "$src/Pipeline/Building/URLResolver.swift" "$src/Core/Internal/Locked.swift" ;;
         redaction) echo "${errors[@]}" ;;

@@ -165,6 +165,10 @@ public struct Configuration: Sendable {
     /// either, nor a query, fragment or form value that holds a URL with user info (a redirect target).
     public var redactedNames: Set<String> = []
 
+    /// How `Encodable` bodies are encoded and typed responses (``Request/Value``) decoded: the date,
+    /// key and data strategies. Default: Foundation's (see ``JSONCoding``).
+    public var jsonCoding = JSONCoding()
+
     /// The redaction rules for logs and cURL descriptions.
     var redaction: Redaction { Redaction(extraNames: redactedNames) }
 
@@ -208,6 +212,9 @@ public enum CallbackQueue: Sendable {
     /// disk. Keep such callbacks short, and never block in them (a concurrency task's thread is one of
     /// a few the whole process shares).
     case immediate
+
+    /// Whether this is the main queue.
+    @usableFromInline var isMain: Bool { dispatchQueue.map(MainQueue.isMain) ?? false }
 
     var dispatchQueue: DispatchQueue? {
         switch self {

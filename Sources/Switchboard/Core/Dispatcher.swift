@@ -70,12 +70,15 @@ public final class Dispatcher: Sendable {
             var found = DeadlineSweeper.Sweep(earliest: .max, owned: false)
             for operation in operations {
                 if let owner = operation.owner {
-                    if owner.isReleased {
-                        // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user code.
+                    switch owner.liveness() {
+                    case .released:
+                        // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user
+                        // code. The send's stop is still enforced below (a transport that never reports
+                        // it is ended after the grace period, as for any cancel).
                         DispatchQueue.global().async { operation.cancel() }
-                        continue
+                    case .alive, .askedOnMain:
+                        found.owned = true
                     }
-                    found.owned = true
                 }
                 operation.expire(now: now)
                 found.earliest = min(found.earliest, operation.deadline)
@@ -353,10 +356,11 @@ public final class RequestHandle: Sendable, Hashable {
     public var isFinished: Bool { operation.isFinished }
 
     /// Cancels the send. Observers and the completion get `cancelled` once (always after `started`),
-    /// unless it already finished. Safe from any thread, any number of times. Between retries the event
-    /// is delivered from this thread; before the first transfer, from the thread that sent it, right
-    /// after `started` (from the interceptors' task while they adapt; from a global queue once the
-    /// response cache answers, while it reads the disk); during a transfer, from the
+    /// unless it already finished. Safe from any thread, any number of times. While interceptors adapt
+    /// or decide a retry, while the response cache reads the disk, and between retries, the event is
+    /// delivered from this thread, before `cancel()` returns; while the request is built, from the
+    /// thread that sent it right after `started` (from a global queue once it is built, for a body
+    /// built there: a multipart form with files or streams); during a transfer, from the
     /// transport's queue once it stopped (or from a global queue if the transport doesn't report within
     /// a second). A send that shares its transfer with identical ones (``Configuration/coalescesDuplicates``)
     /// leaves the others running and hears its `cancelled` from a global queue.
@@ -377,9 +381,12 @@ final class ConfigurationSnapshot: Sendable {
     let value: Configuration
     /// ``Configuration/allMonitors``, made once (the logging monitor, when on, is not made per send).
     let allMonitors: [any EventMonitor]
+    /// The decoder of typed responses, made once (a `JSONDecoder` may decode on several threads at once).
+    let decoder: JSONDecoder
 
     init(_ value: Configuration) {
         self.value = value
         allMonitors = value.allMonitors
+        decoder = value.jsonCoding.makeDecoder()
     }
 }

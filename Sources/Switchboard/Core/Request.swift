@@ -34,6 +34,21 @@ import FoundationNetworking
 /// - ``makeURLRequest(baseURL:)`` returning a request bypasses URL building, parameter encoding and
 ///   headers entirely; validation, callbacks and observers still apply.
 public protocol Request: Sendable {
+    /// What the response's body decodes to: ``Response/value``, decoded once in the pipeline with
+    /// ``Configuration/jsonCoding``'s strategies, off the main thread. Default: ``JSON``, the body as a
+    /// JSON tree (``Response/json``). An empty body fails the decode unless the type is
+    /// ``EmptyBodyDecodable`` (``NoContent``, an `Optional`).
+    ///
+    /// ```swift
+    /// struct GetUser: Request {
+    ///     typealias Value = User
+    ///     let id: Int
+    ///     var path: String { "/users/\(id)" }
+    /// }
+    /// let user: User = try await Dispatcher.shared.response(for: GetUser(id: 1)).value
+    /// ```
+    associatedtype Value: Decodable & Sendable = JSON
+
     /// The HTTP method. Default: `GET`.
     var method: HTTPMethod { get }
 

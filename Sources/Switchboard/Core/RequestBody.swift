@@ -26,6 +26,27 @@ public enum RequestBody: Sendable, Hashable {
     /// A `multipart/form-data` body; see ``MultipartFormData``. The request's ``Request/parameters``
     /// become fields of the form (unless its ``Request/parameterEncoding`` is `.query`).
     case multipart(MultipartFormData)
+    /// An `Encodable` value, encoded to JSON (`application/json`) when the request is built; see
+    /// ``encodable(_:coding:)``.
+    case encoded(EncodableBody)
+
+    /// An `Encodable` value, sent as JSON (`application/json`): encoded when the request is built, with
+    /// `coding`'s strategies or else ``Configuration/jsonCoding``'s. A value that can't be encoded (a
+    /// non-finite `Double`, an `encode(to:)` that throws) fails the send with
+    /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
+    ///
+    /// ```swift
+    /// struct CreatePost: Request {
+    ///     typealias Value = Post
+    ///     let draft: NewPost
+    ///     var method: HTTPMethod { .post }
+    ///     var path: String { "/posts" }
+    ///     var body: RequestBody? { .encodable(draft) }
+    /// }
+    /// ```
+    public static func encodable(_ value: some Encodable & Sendable, coding: JSONCoding? = nil) -> RequestBody {
+        .encoded(EncodableBody(value, coding: coding))
+    }
 
     /// A `multipart/form-data` body built by `build`.
     ///
@@ -46,7 +67,9 @@ public enum RequestBody: Sendable, Hashable {
     }
 
     /// The bytes sent, in memory. A file is read whole and a multipart form assembled in memory for
-    /// this (empty when that fails); a send never does that, it streams large bodies from disk.
+    /// this (empty when that fails); a send never does that, it streams large bodies from disk. An
+    /// encodable value is encoded with its own strategies or Foundation's defaults (a send uses the
+    /// configuration's; empty when it can't be encoded).
     public var data: Data {
         switch self {
         case .data(let data, _): data
@@ -54,6 +77,7 @@ public enum RequestBody: Sendable, Hashable {
         case .json(let json): json.serialized()
         case .file(let url, _): (try? Data(contentsOf: url)) ?? Data()
         case .multipart(let form): form.assembledInMemory()
+        case .encoded(let body): (try? body.encoded()) ?? Data()
         }
     }
 
@@ -61,7 +85,7 @@ public enum RequestBody: Sendable, Hashable {
     public var contentType: String {
         switch self {
         case .data(_, let type), .text(_, let type), .file(_, let type): type
-        case .json: "application/json"
+        case .json, .encoded: "application/json"
         case .multipart(let form): form.contentType
         }
     }

@@ -25,8 +25,19 @@ public struct Response<R: Request>: Sendable {
     public var data: Data { parts.data }
     /// For a ``DownloadRequest``, the downloaded file (its destination); otherwise `nil`.
     public var fileURL: URL? { parts.fileURL }
-    /// The body decoded once, before delivery; `.null` for an empty body or a `.data` request.
+    /// The body as ``JSON``: for a request whose ``Request/Value`` is `JSON` (the default), the tree
+    /// decoded once before delivery; for a typed request, parsed from ``data`` each time it is read
+    /// (read ``value`` instead). `.null` for an empty body, a `.data` request, or a typed request's
+    /// body that isn't JSON.
     public var json: JSON { parts.json }
+    /// The body decoded into the request's ``Request/Value``, once, in the pipeline's decode stage (off
+    /// the main thread): a `User` for a request whose `Value` is `User`; for the default, ``JSON``, the
+    /// same as ``json``.
+    public var value: R.Value {
+        if let value = parts.value as? R.Value { return value }
+        // Stage 7 (and every initializer) sets `value` unless `R.Value` is `JSON`.
+        return parts.json as! R.Value
+    }
     /// The protocol that carried the response: `HTTP/1.1` or `HTTP/2` on the libcurl transport (`HTTP/2`
     /// when an https server agreed to it); `nil` on the URLSession transport (FoundationNetworking
     /// doesn't say) and for a response from the cache.
@@ -79,8 +90,18 @@ public struct Response<R: Request>: Sendable {
     }
 
     /// Creates a response (for tests and custom transports).
-    public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing, fileURL: URL? = nil) {
+    public init(request: R, httpResponse: HTTPURLResponse, data: Data, json: JSON, source: Source = .network, timing: Timing, fileURL: URL? = nil)
+    where R.Value == JSON {
         self.init(request: request, parts: ResponseParts(head: ResponseHead(httpResponse), data: data, fileURL: fileURL, json: json, origin: source.origin, timing: timing))
+    }
+
+    /// Creates a response to a typed request (for tests and custom transports).
+    public init(request: R, httpResponse: HTTPURLResponse, data: Data, value: R.Value, source: Source = .network, timing: Timing, fileURL: URL? = nil) {
+        self.init(
+            request: request,
+            parts: ResponseParts(
+                head: ResponseHead(httpResponse), data: data, fileURL: fileURL, json: R.Value.self == JSON.self ? value as? JSON : nil, value: value,
+                origin: source.origin, timing: timing))
     }
 
     init(request: R, parts: ResponseParts) {
@@ -128,11 +149,28 @@ struct ResponseParts: Sendable {
     let head: ResponseHead
     let data: Data
     let fileURL: URL?
-    let json: JSON
+    /// The tree stage 7 parsed (`nil` for a typed request: ``json`` parses when read).
+    let parsed: JSON?
+    /// A typed request's ``Request/Value`` (stage 7); `nil` when the value is ``JSON``.
+    let value: (any Sendable)?
     let origin: ResponseOrigin
     let timing: Timing
     var attempts = 1
     var sendID: UInt64 = 0
+
+    init(head: ResponseHead, data: Data, fileURL: URL?, json: JSON?, value: (any Sendable)? = nil, origin: ResponseOrigin, timing: Timing) {
+        self.head = head
+        self.data = data
+        self.fileURL = fileURL
+        self.parsed = json
+        self.value = value
+        self.origin = origin
+        self.timing = timing
+    }
+
+    /// The body as ``JSON``: the tree stage 7 parsed, or (a typed request's) parsed now; `.null` for an
+    /// empty body or one that isn't JSON.
+    var json: JSON { parsed ?? (data.isEmpty ? .null : (try? JSON.parse(data)) ?? .null) }
 }
 
 /// ``Response/Source`` outside the generic type, for the pipeline.

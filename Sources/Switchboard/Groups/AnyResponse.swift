@@ -9,6 +9,7 @@ import FoundationNetworking
 /// ```swift
 /// let responses = try await BatchRequest([GetImage("1.jpg"), GetUserInfo(id: "123")]).run()
 /// let user = responses[1].typed(GetUserInfo.self)?.json["user"]
+/// let profile = responses[1].anyValue as? Profile   // a typed request's value
 /// ```
 public protocol AnyResponse: Sendable {
     /// The request this answers.
@@ -19,6 +20,9 @@ public protocol AnyResponse: Sendable {
     var data: Data { get }
     /// The body decoded as JSON (`.null` for a `.data` request).
     var json: JSON { get }
+    /// The body decoded into the request's ``Request/Value`` (``Response/value``): a `User` for a
+    /// typed request, the ``JSON`` for the default. Cast it, or get the typed response with ``typed(_:)``.
+    var anyValue: any Sendable { get }
     /// The HTTP status code.
     var statusCode: Int { get }
 }
@@ -31,4 +35,6 @@ extension AnyResponse {
 extension Response: AnyResponse {
     /// The request this answers.
     public var anyRequest: any Request { request }
+    /// ``value``, whatever its type.
+    public var anyValue: any Sendable { value }
 }

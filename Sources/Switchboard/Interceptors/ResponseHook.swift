@@ -9,9 +9,10 @@ import FoundationNetworking
 /// ``didSucceed(_:)`` runs on each attempt's response once it passed validation (the configuration's
 /// hooks, then the request's), before the retry decision and the response cache: a response a hook
 /// rejects is a failed attempt, which interceptors and the ``RetryPolicy`` see and the cache never
-/// stores. A stored response meets the hooks once, when it answers: a fresh hit, the early answer of
-/// ``CachePolicy/Mode/cachedThenLoad``, the body of a `304`, the offline fallback of
-/// ``CachePolicy/Mode/networkElseCache``. A stored response the hooks reject is not used: the send goes
+/// stores. A stored response meets the hooks each time it answers, not when it is only looked up: a
+/// fresh hit, the early answer of ``CachePolicy/Mode/cachedThenLoad``, the body of a `304`, the
+/// offline fallback of ``CachePolicy/Mode/networkElseCache`` (under `cachedThenLoad`, a `304` makes
+/// the stored response answer twice, early and finally, and the hooks see it both times). A stored response the hooks reject is not used: the send goes
 /// to the network as on a miss (or, for the fallback, the network's failure stands).
 /// ``Dispatcher/cachedResponse(for:allowingExpired:)`` reads the store without the hooks.
 /// ``didFail(_:for:)`` maps the send's final failure (after retries; a cancel is not mapped), before

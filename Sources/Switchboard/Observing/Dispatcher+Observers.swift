@@ -120,6 +120,11 @@ extension Dispatcher {
         on queue: CallbackQueue,
         handler: @escaping @Sendable (O, RequestEvent<R>) -> Void
     ) -> ObservationToken {
+        // On the main queue, the observer may be a main-actor class (one is `Sendable`): its entry then
+        // never loads the reference off the main queue, so that it dies on the main actor.
+        if queue.isMain {
+            return registry.add(MainActorObserverEntry<R, O>(registry: registry, observer: observer, callback: handler), queue: .main)
+        }
         let entry = WeakObserverEntry<R, O>(registry: registry, observer: observer, callback: handler)
         return registry.add(entry, queue: queue)
     }

@@ -157,4 +157,8 @@ enum MainQueue {
     }()
 
     static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+
+    /// Whether `queue` is the main queue (`DispatchQueue.main` makes a new object at each call on Linux,
+    /// so identity can't tell).
+    static func isMain(_ queue: DispatchQueue) -> Bool { queue.getSpecific(key: key) == true }
 }

@@ -39,11 +39,20 @@ extension RequestOperation {
     }
 
     func lastEvent<T: Request>(as type: T.Type) -> RequestEvent<T>? {
-        state.withLock { $0.lastEvent }.map(event(from:)) as? RequestEvent<T>
+        unfinishedLastEvent.map(event(from:)) as? RequestEvent<T>
     }
 
     var lastAnyEvent: AnyRequestEvent? {
-        state.withLock { $0.lastEvent }.map { AnyRequestEvent(event(from: $0)) }
+        unfinishedLastEvent.map { AnyRequestEvent(event(from: $0)) }
+    }
+
+    /// The last event, unless the send has finished: its terminal event is then being delivered, and a
+    /// late subscriber either gets it live or came after it (a replayed `started` would have no end).
+    private var unfinishedLastEvent: LastEvent? {
+        state.withLock {
+            if case .finished = $0.phase { return nil }
+            return $0.lastEvent
+        }
     }
 
     /// The event `last` stands for.

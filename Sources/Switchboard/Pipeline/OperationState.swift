@@ -188,6 +188,15 @@ struct OperationState {
         return true
     }
 
+    /// The reason attempt `number` was stopped before its transfer began (a cancel or the deadline
+    /// while it was starting: an `.immediate` observer of `cached` may cancel), or `nil` to go on. The
+    /// attempt then ends without a transfer, and the sweeper no longer ends it.
+    mutating func stoppedBeforeTransfer(_ number: Int) -> NetworkError? {
+        guard case .stopping(let attempt, let reason) = phase, attempt == number else { return nil }
+        deadline = .max
+        return reason
+    }
+
     /// Whether attempt `number`'s transfer runs and wasn't told to stop (progress is posted only then).
     func isTransferring(_ number: Int) -> Bool {
         switch phase {

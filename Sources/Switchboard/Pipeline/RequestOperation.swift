@@ -6,15 +6,11 @@ import FoundationNetworking
 
 /// One send of one request: the driver that runs the stages of `Stages/` in order, from build to the
 /// one terminal event. It holds the send's state (``OperationState``, behind one lock that no user code
-/// runs under), its cancellation and its deadline; each stage is a function that knows nothing of the
-/// others.
-///
-/// Whoever moves the state to `finished` first delivers, so there is exactly one terminal event,
-/// whatever the retries. While a transfer runs, neither a cancel nor a deadline delivers at once: both
-/// ask the transport to stop, and its completion (after its last progress callback, on the same queue)
-/// delivers `cancelled` or `timedOut`, so no progress event follows the end. The dispatcher's sweeper
-/// calls ``expire(now:)``; a transport that doesn't report within a second of being told to stop is not
-/// waited for.
+/// runs under), its cancellation and its deadline; each stage knows nothing of the others. Whoever
+/// moves the state to `finished` first delivers: exactly one terminal event, whatever the retries.
+/// During a transfer a cancel or a deadline asks the transport to stop, and its completion (after its
+/// last progress callback) delivers, so no progress event follows the end; the sweeper's
+/// ``expire(now:)`` doesn't wait more than a second for it.
 final class RequestOperation<R: Request>: InFlightOperation {
     let id: UInt64
     let owner: OwnerLink?
@@ -148,6 +144,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
 
     /// Stages 4 and 5 for attempt `number` (the state is `starting`).
     private func transfer(_ number: Int, _ adapted: URLRequest, _ prepared: RequestBuilder.Prepared, on transport: any Transport) {
+        if let stopped = state.withLock({ $0.stoppedBeforeTransfer(number) }) { return decide(.failure(stopped), attempt: number) }
         var urlRequest = adapted
         if plan.cachePolicy != nil, case let (setting?, current) = state.withLock({ ($0.cacheSetting, $0.cache) }) {
             let context: CacheContext?
@@ -257,18 +254,22 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
-    /// `timedOut`); a stop not reported within the grace period ends without the transport.
+    /// `timedOut`); a stop not reported within the grace period ends without the transport. What
+    /// follows runs off the sweeper's queue: a transport's cancel, a task's cancellation handlers (an
+    /// interceptor's nested send) and delivery are user code.
     func expire(now: UInt64) {
-        switch state.withLock({ $0.expire(now: now, timeout: plan.timeout) }) {
-        case .none: break
-        case .stop(let task): task.cancel()
-        case .cancelAdapting(let task): task?.cancel()
-        case .cancelDeciding(let task, let attempt, let outcome, let delay):
-            task?.cancel()
-            DispatchQueue.global().async { [self] in settle(outcome, attempt: attempt, delay: delay) }
-        case .endWithoutTransport(let attempt, let reason):
-            // Off the sweeper's queue: delivering runs user code (`.immediate` observers).
-            DispatchQueue.global().async { [self] in decide(.failure(reason), attempt: attempt) }
+        let expired = state.withLock { $0.expire(now: now, timeout: plan.timeout) }
+        if case .none = expired { return }
+        DispatchQueue.global().async { [self] in
+            switch expired {
+            case .none: break
+            case .stop(let task): task.cancel()
+            case .cancelAdapting(let task): task?.cancel()
+            case .cancelDeciding(let task, let attempt, let outcome, let delay):
+                task?.cancel()
+                settle(outcome, attempt: attempt, delay: delay)
+            case .endWithoutTransport(let attempt, let reason): decide(.failure(reason), attempt: attempt)
+            }
         }
     }
 

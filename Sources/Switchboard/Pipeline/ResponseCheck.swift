@@ -30,14 +30,22 @@ struct ResponseCheck<R: Request>: Sendable {
         if let failure = StatusStage.check(transport, statusCodes: validation.statusCodes ?? settings.value.acceptableStatusCodes, contentTypes: contentTypes) {
             return .failure(failure)
         }
-        var json = JSON.null
-        if isJSON {
+        var json: JSON? = .null
+        var value: (any Sendable)?
+        if R.Value.self != JSON.self {
+            // A typed request: the value from the bytes, no tree (unless a cache entry has one).
+            switch DecodeStage.run(R.Value.self, from: transport.data, decoder: settings.decoder, redaction: settings.value.redaction) {
+            case .success(let decoded): (json, value) = (isJSON ? parsed : .null, decoded)
+            case .failure(let error): return .failure(error)
+            }
+        } else if isJSON {
             switch DecodeStage.run(transport.data, parsed: parsed, redaction: settings.value.redaction) {
             case .success(let decoded): json = decoded
             case .failure(let error): return .failure(error)
             }
         }
-        let parts = ResponseParts(head: transport.head, data: transport.data, fileURL: transport.fileURL, json: json, origin: origin, timing: transport.timing)
+        let parts = ResponseParts(
+            head: transport.head, data: transport.data, fileURL: transport.fileURL, json: json, value: value, origin: origin, timing: transport.timing)
         return ShapeStage.run(parts, of: request, shape: isJSON ? validation.shape : nil, hooks: runsHooks ? hooks : [])
     }
 

@@ -6,7 +6,9 @@ import Foundation
 extension Dispatcher {
     /// Sends a request that belongs to `owner`: it is cancelled when `owner` is deallocated (within
     /// about 200 ms: the dispatcher looks at its sends' owners that often) or by ``cancel(owner:)``. The owner is held
-    /// weakly; the send keeps nothing of it alive.
+    /// weakly; the send keeps nothing of it alive. An owner given on the main thread (a view
+    /// controller) is looked at on the main queue, never elsewhere, so that it dies on the main actor
+    /// (about 400 ms then: the look is queued on main and its answer read at the next).
     ///
     /// ```swift
     /// final class ProfileScreen {
@@ -55,7 +57,7 @@ extension Dispatcher {
     /// - Returns: how many sends were told to cancel.
     @discardableResult
     public func cancel(owner: AnyObject) -> Int {
-        cancel { $0.owner?.object === owner }
+        cancel { [identifier = ObjectIdentifier(owner)] in $0.owner?.identifier == identifier }
     }
 
     /// Cancels every unfinished send of requests of type `R`; each reports `cancelled` once.

@@ -37,15 +37,41 @@ public struct RunningRequest: Sendable, Identifiable, CustomStringConvertible {
 /// The object a send belongs to, held weakly: when it is deallocated, the dispatcher's sweeper cancels
 /// the send.
 ///
-/// `@unchecked Sendable`: the `weak` reference is written once, in `init`; Swift makes weak loads
-/// thread-safe, and nothing else is stored.
+/// An owner given on the main queue may be a main-actor object (a view controller), which must die on
+/// the main actor; a load of its weak reference makes a strong one that could be the last, and its
+/// `deinit` would run where the load ran. So such an owner's reference is loaded only on the main
+/// queue: the sweeper asks there, and acts on the answer at its next look.
+///
+/// `@unchecked Sendable`: the `weak` reference is written once, in `init` (Swift makes weak loads
+/// thread-safe); the rest is immutable or an atomic flag.
 final class OwnerLink: @unchecked Sendable {
-    private(set) weak var object: AnyObject?
+    private weak var object: AnyObject?
+    /// The owner's identity, for ``Dispatcher/cancel(owner:)`` (compared without loading the reference).
+    let identifier: ObjectIdentifier
+    /// Whether the reference is loaded only on the main queue.
+    private let loadsOnMain: Bool
+    /// Set on the main queue when a look found the owner gone.
+    private let gone = AtomicFlag()
 
     init(_ object: AnyObject) {
         self.object = object
+        identifier = ObjectIdentifier(object)
+        loadsOnMain = MainQueue.isCurrent
     }
 
-    /// Whether the owner was deallocated.
-    var isReleased: Bool { object == nil }
+    enum Liveness {
+        case alive, released
+        /// Not known here: the main queue was asked; the answer comes at the next look.
+        case askedOnMain
+    }
+
+    /// Whether the owner was deallocated, without loading a main-queue owner's reference elsewhere.
+    func liveness() -> Liveness {
+        if gone.isSet { return .released }
+        guard loadsOnMain, !MainQueue.isCurrent else { return object == nil ? .released : .alive }
+        DispatchQueue.main.async { [self] in
+            if object == nil { gone.set() }
+        }
+        return .askedOnMain
+    }
 }

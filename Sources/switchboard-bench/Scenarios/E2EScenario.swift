@@ -237,8 +237,11 @@ enum E2EScenario {
                 _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
             }
             var samples: [String: (rate: [Double], cpu: [Double], switches: [Double])] = [:]
-            for _ in 0..<rounds {
-                for variant in clients {
+            for round in 0..<rounds {
+                // Each round starts with the next client: no client always runs right after the same
+                // other one (a run leaves the machine warmer or busier for the next).
+                for index in clients.indices {
+                    let variant = clients[(index + round) % clients.count]
                     let run = try await measure(variant, requests: requests, concurrency: concurrency)
                     samples[variant.name, default: ([], [], [])].rate.append(run.rate)
                     samples[variant.name, default: ([], [], [])].cpu.append(run.cpu)

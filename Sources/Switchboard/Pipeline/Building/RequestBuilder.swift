@@ -127,6 +127,8 @@ enum RequestBuilder {
         case .file(let url, let type)?:
             _ = try MultipartEncoder.regularFileSize(url, label: "the body")
             (file, contentType) = (url, type)
+        case .encoded(let value)?:
+            (body, contentType) = (try value.encoded(defaults: configuration.value.jsonCoding), "application/json")
         case let other?:
             (body, contentType) = (other.data, other.contentType)
         case nil:

@@ -52,9 +52,10 @@ struct Delivery<R: Request>: Sendable {
         }
         func event() -> RequestEvent<R> { RequestEvent(request: request, result: result, sendID: id, attempts: attempts) }
         if let completion, completionQueue.dispatchQueue != nil {
+            // It leaves the in-flight table before its completion can run (on another thread, maybe at once).
+            onFinish(id)
             // Observers first, then the completion, on its queue (in their block when they share it).
             registry.post(R.self, then: completionQueue, event) { [refreshScope] in refreshScope.run { completion(result) } }
-            onFinish(id)
         } else {
             // The event is made only if something observes it; the completion (or the continuation)
             // runs here, after the `.immediate` observers.
