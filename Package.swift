@@ -21,7 +21,8 @@ var package = Package(
         .target(name: "CSwitchboardAtomics"),
         .target(name: "Switchboard", dependencies: ["CSwitchboardAtomics"]),
         .target(name: "SwitchboardTesting", dependencies: ["Switchboard"]),
-        .target(name: "LoopbackServer"),
+        // The server reads gzipped request bodies with the library's zlib loader (a `package` symbol).
+        .target(name: "LoopbackServer", dependencies: ["Switchboard"]),
         .executableTarget(name: "loopback-server", dependencies: ["LoopbackServer"]),
         .executableTarget(name: "Demo", dependencies: ["Switchboard", "LoopbackServer"], path: "Demo"),
         .executableTarget(name: "switchboard-probe", dependencies: ["Switchboard"]),

@@ -67,7 +67,7 @@ struct UploadEvents: Request {
         request.addValue("application/json; charset=UTF-8", forHTTPHeaderField: "Content-Type")
         request.addValue("gzip", forHTTPHeaderField: "Content-Encoding")
         let json = JSON.array(events.map { ["event": .string($0)] })
-        request.httpBody = Gzip.stored(json.serialized())
+        request.httpBody = try BodyCompression.gzipped(json.serialized())  // really compressed, by zlib
         return request
     }
 }
@@ -119,4 +119,44 @@ enum SampleImages {
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10]) + Data("JFIF".utf8) + Data(repeating: 0x42, count: 40_000)
     static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 0x17, count: 25_000)
     static let gif = Data("GIF89a".utf8) + Data(repeating: 0x01, count: 9_000)
+}
+
+/// A user as the app models it: what `GET /users/:id` answers, typed.
+struct User: Decodable, Sendable {
+    let id: String
+    let name: String
+    let level: Int
+}
+
+/// `GET /users/:id`'s answer (`{"user": {…}, "version": …}`).
+struct UserEnvelope: Decodable, Sendable {
+    let user: User
+}
+
+/// `GET /users/:id` with a response type: `response.value` is a `UserEnvelope`, decoded once.
+struct GetUser: Request {
+    typealias Value = UserEnvelope
+    let id: String
+    var path: String { "/users/\(id)" }
+}
+
+/// A new account as the app writes it.
+struct NewAccount: Encodable, Sendable {
+    let username: String
+    let password: String
+}
+
+/// What `POST /register` answers.
+struct Registered: Decodable, Sendable {
+    let userId: String
+    let username: String
+}
+
+/// `POST /register` with an `Encodable` body (JSON), answered with a `Registered`.
+struct RegisterAccount: Request {
+    typealias Value = Registered
+    let account: NewAccount
+    var method: HTTPMethod { .post }
+    var path: String { "/register" }
+    var body: RequestBody? { .encodable(account) }
 }

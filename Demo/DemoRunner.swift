@@ -11,7 +11,8 @@ enum DemoRunner {
 
     /// Every scenario, in order.
     static let scenarios: [Scenario] =
-        ObserverScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all + ToolkitScenarios.all
+        ObserverScenarios.all + TypedScenarios.all + ErrorScenarios.all + CustomisationScenarios.all + TransferScenarios.all + GroupScenarios.all + CacheScenarios.all
+        + ToolkitScenarios.all
         + SecurityScenarios.all
 
     /// The transport every scenario's dispatcher uses (`swift run Demo --curl` picks libcurl's).

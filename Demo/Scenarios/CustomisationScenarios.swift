@@ -28,10 +28,13 @@ enum CustomisationScenarios {
             transcript.check(headers["X-Client"] == "switchboard-demo" && headers["X-App"] == "Switchboard Demo", "request and default headers both arrived")
         },
         DemoRunner.Scenario(title: "A fully custom URLRequest: gzipped events (buildCustomUrlRequest)") { transcript in
-            let result = await Dispatcher.shared.sendAndWait(UploadEvents(events: ["launch", "tap", "close"]))
+            let events = ["launch"] + (0..<48).map { "tap \($0 % 4)" } + ["close"]
+            let result = await Dispatcher.shared.sendAndWait(UploadEvents(events: events))
             let json = (try? result.get())?.json ?? .null
-            transcript.say("  the server unpacked \(json["received"].int ?? 0) events sent with Content-Encoding: \(json["encoding"].string ?? "?")")
-            transcript.check(json["received"] == 3 && json["encoding"] == "gzip", "the request's own body, type and encoding were sent as built")
+            let sent = json["sentBytes"].int ?? 0, decoded = json["decodedBytes"].int ?? 0
+            transcript.say("  the server unpacked \(json["received"].int ?? 0) events sent with Content-Encoding: \(json["encoding"].string ?? "?"): \(sent) bytes for \(decoded)")
+            transcript.check(json["received"] == 50 && json["encoding"] == "gzip", "the request's own body, type and encoding were sent as built")
+            transcript.check(sent > 0 && sent * 4 < decoded, "the body was really compressed (zlib, loaded at run time)")
         },
         DemoRunner.Scenario(title: "The common request: one call to /api.php with the seed's parameters, debug logging on") { transcript in
             Dispatcher.shared.updateConfiguration { $0.logMode = .debug }

@@ -120,14 +120,14 @@ enum DemoRoutes {
     /// Seed 000's custom request: a gzipped JSON array of events (`Content-Encoding: gzip`).
     static func events(_ request: ServerRequest) -> ServerResponse {
         let gzipped = request.header("Content-Encoding")?.lowercased() == "gzip"
-        guard let body = gzipped ? Gzip.unpackStored(request.body) : request.body else {
+        guard let body = request.decodedBody else {
             return .json(["error": "undecodable gzip body"], status: 400)
         }
         guard let events = (try? JSONSerialization.jsonObject(with: body)) as? [Any] else {
             return .json(["error": "expected a JSON array of events"], status: 400)
         }
         return .json([
-            "received": events.count, "encoding": gzipped ? "gzip" : "identity",
+            "received": events.count, "encoding": gzipped ? "gzip" : "identity", "sentBytes": request.body.count, "decodedBytes": body.count,
             "contentType": orNull(request.header("Content-Type")),
         ])
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Switchboard
 
 /// One HTTP request as the server received it, handed to a route handler.
 ///
@@ -69,20 +70,27 @@ public struct ServerRequest: Sendable {
         headers.last { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
-    /// The body as a UTF-8 string, or `nil` when it is not valid UTF-8.
+    /// The body with a `Content-Encoding: gzip` (or `deflate`) undone (by zlib, up to 64 MiB); the body
+    /// as sent without one; `nil` when it is encoded and doesn't decode.
+    public var decodedBody: Data? {
+        guard let encoding = header("Content-Encoding")?.lowercased(), encoding == "gzip" || encoding == "deflate" else { return body }
+        return try? Zlib.shared.get().gunzip(body, limit: 64 << 20)
+    }
+
+    /// The (decoded) body as a UTF-8 string, or `nil` when it is not valid UTF-8.
     public var bodyText: String? {
-        String(data: body, encoding: .utf8)
+        decodedBody.flatMap { String(data: $0, encoding: .utf8) }
     }
 
-    /// The body parsed with `JSONSerialization` (fragments allowed); `nil` when empty or not JSON.
+    /// The (decoded) body parsed with `JSONSerialization` (fragments allowed); `nil` when empty or not JSON.
     public var bodyJSON: Any? {
-        guard !body.isEmpty else { return nil }
-        return try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])
+        guard let decoded = decodedBody, !decoded.isEmpty else { return nil }
+        return try? JSONSerialization.jsonObject(with: decoded, options: [.fragmentsAllowed])
     }
 
-    /// The body decoded as `application/x-www-form-urlencoded`; the last value of a repeated name wins.
+    /// The (decoded) body decoded as `application/x-www-form-urlencoded`; the last value of a repeated name wins.
     public var formItems: [String: String] {
-        FormURLEncoding.decode(String(decoding: body, as: UTF8.self))
+        FormURLEncoding.decode(String(decoding: decodedBody ?? Data(), as: UTF8.self))
     }
 
     /// Whether the `Content-Type` header contains `fragment` (case-insensitive), e.g. `"json"`.

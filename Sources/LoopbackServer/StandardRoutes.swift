@@ -131,6 +131,7 @@ enum StandardRoutes {
             "headers": headers,
             "body": request.bodyText ?? "",
             "bodyBase64": request.body.base64EncodedString(),
+            "contentEncoding": request.header("Content-Encoding") ?? "",
             "json": json,
             "form": form,
         ])

@@ -13,6 +13,7 @@ struct Bench {
         ("fanout", FanoutScenario.run),
         ("registry", RegistryScenario.run),
         ("decode", DecodeScenario.run),
+        ("compression", CompressionScenario.run),
         ("pipeline", PipelineScenario.run),
         ("isolation", IsolationScenario.run),
         ("soak", SoakScenario.run),

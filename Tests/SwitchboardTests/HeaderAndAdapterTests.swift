@@ -235,7 +235,7 @@ import Testing
                 request.httpMethod = "POST"
                 request.addValue("application/json; charset=UTF-8", forHTTPHeaderField: "Content-Type")
                 request.addValue("gzip", forHTTPHeaderField: "Content-Encoding")
-                request.httpBody = Gzip.stored(Data(#"[{"e":"open"},{"e":"tap"},{"e":"close"}]"#.utf8))
+                request.httpBody = try BodyCompression.gzipped(Data(#"[{"e":"open"},{"e":"tap"},{"e":"close"}]"#.utf8))
                 return request
             }
         }

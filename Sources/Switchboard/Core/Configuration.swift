@@ -165,6 +165,10 @@ public struct Configuration: Sendable {
     /// either, nor a query, fragment or form value that holds a URL with user info (a redirect target).
     public var redactedNames: Set<String> = []
 
+    /// Whether request bodies are compressed before they are sent (see ``BodyCompression``). Default:
+    /// `.none`; a request may ask for its own (``Request/bodyCompression``).
+    public var bodyCompression: BodyCompression = .none
+
     /// How `Encodable` bodies are encoded and typed responses (``Request/Value``) decoded: the date,
     /// key and data strategies. Default: Foundation's (see ``JSONCoding``).
     public var jsonCoding = JSONCoding()

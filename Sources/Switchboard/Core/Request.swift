@@ -69,6 +69,10 @@ public protocol Request: Sendable {
     /// With a body, parameters go in the query. Default: none.
     var body: RequestBody? { get }
 
+    /// Whether this request's body is compressed before it is sent (see ``BodyCompression``); `nil`
+    /// (the default) uses ``Configuration/bodyCompression``.
+    var bodyCompression: BodyCompression? { get }
+
     /// Extra header fields. Names and values are checked: a CR, LF or NUL fails the request with
     /// ``NetworkError/invalidRequest(reason:)`` before anything is sent.
     var headers: HTTPHeaders { get }
@@ -136,6 +140,7 @@ extension Request {
     public var parameters: JSON? { nil }
     public var parameterEncoding: ParameterEncoding? { nil }
     public var body: RequestBody? { nil }
+    public var bodyCompression: BodyCompression? { nil }
     public var headers: HTTPHeaders { HTTPHeaders() }
     public var credentials: Credentials? { nil }
     public var timeout: TimeInterval? { nil }

@@ -254,16 +254,16 @@ final class RequestOperation<R: Request>: InFlightOperation {
     }
 
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
-    /// `timedOut`); a stop not reported within the grace period ends without the transport. What
-    /// follows runs off the sweeper's queue: a transport's cancel, a task's cancellation handlers (an
-    /// interceptor's nested send) and delivery are user code.
+    /// `timedOut`); a stop not reported within the grace period ends without the transport. Only the
+    /// stop runs on the sweeper's queue (a transport's `cancel` must not block); a task's cancellation
+    /// handlers (an interceptor's nested send) and delivery are user code, run on a global queue.
     func expire(now: UInt64) {
         let expired = state.withLock { $0.expire(now: now, timeout: plan.timeout) }
+        if case .stop(let task) = expired { return task.cancel() }
         if case .none = expired { return }
         DispatchQueue.global().async { [self] in
             switch expired {
-            case .none: break
-            case .stop(let task): task.cancel()
+            case .none, .stop: break
             case .cancelAdapting(let task): task?.cancel()
             case .cancelDeciding(let task, let attempt, let outcome, let delay):
                 task?.cancel()

@@ -67,6 +67,7 @@ extension Transport {
 /// A transfer in flight.
 public protocol TransportTask: Sendable {
     /// Cancels the transfer; its completion reports ``NetworkError/cancelled`` unless it already finished.
+    /// Called from any thread, the dispatcher's deadline queue included: it must not block.
     func cancel()
 }
 

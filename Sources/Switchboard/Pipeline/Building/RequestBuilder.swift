@@ -186,7 +186,6 @@ enum RequestBuilder {
         // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
         urlRequest.timeoutInterval = IdleTimeouts.effective(configuration.value.idleTimeout) ?? IdleTimeouts.longest
-        urlRequest.httpBody = body
 
         var headers = HTTPHeaders()
         if request.responseFormat == .json { headers["Accept"] = "application/json" }
@@ -199,6 +198,14 @@ enum RequestBuilder {
         if let invalid = headers.firstInvalidField {
             throw .invalidRequest(reason: invalid.reason)
         }
+        // An in-memory body, unless the request encodes it itself (a body streamed from a file is sent as is).
+        if let plain = body, headers["Content-Encoding"] == nil,
+            let compressed = try (request.bodyCompression ?? configuration.value.bodyCompression).compress(plain)
+        {
+            body = compressed
+            headers["Content-Encoding"] = "gzip"
+        }
+        urlRequest.httpBody = body
         // At once: `setValue` per field re-validates, capitalizes and copies the whole table on Linux; the
         // fields are checked above and their names unique (case-insensitively).
         if !headers.isEmpty { urlRequest.allHTTPHeaderFields = headers.dictionary }
