@@ -94,3 +94,34 @@ extension BodyCompressionTests {
         }
     }
 }
+
+extension BodyCompressionTests {
+    struct PostBytes: Request {
+        let bytes: Data
+        var headers: HTTPHeaders = [:]
+        var method: HTTPMethod { .post }
+        var path: String { "/echo" }
+        var body: RequestBody? { .data(bytes, contentType: "application/octet-stream") }
+        var bodyCompression: BodyCompression? { .gzip(minimumSize: 0) }
+    }
+
+    /// Bytes gzip can't shrink (random, like an image) go as they are; a request's own encoding, in any
+    /// spelling of the field's name, is never encoded again.
+    @Test(arguments: TransportUnderTest.network) func onlyWhatGetsSmallerIsCompressed(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            var generator = SystemRandomNumberGenerator()
+            let noise = Data((0..<8192).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let random = try await client.response(for: PostBytes(bytes: noise)).json
+            #expect(random["contentEncoding"] == "")
+            #expect(Data(base64Encoded: random["bodyBase64"].string ?? "") == noise)
+            let text = Data(String(repeating: "compress me ", count: 500).utf8)
+            let own = try await client.response(for: PostBytes(bytes: text, headers: ["content-encoding": "identity"])).json
+            #expect(own["contentEncoding"] == "identity")
+            #expect(Data(base64Encoded: own["bodyBase64"].string ?? "") == text)
+            let packed = try await client.response(for: PostBytes(bytes: text)).json
+            #expect(packed["contentEncoding"] == "gzip")
+            #expect(packed["body"].string == String(repeating: "compress me ", count: 500))
+        }
+    }
+}

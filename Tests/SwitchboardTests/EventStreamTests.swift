@@ -91,9 +91,10 @@ import Testing
     @Test(arguments: TransportUnderTest.network) func aReplayedProgressEventKeepsItsValueAndAttempt(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)
-            // One chunk, then twenty seconds' wait: the send runs while the streams subscribe, however
-            // loaded the machine, and no live progress event can stand in for the replayed one.
-            let request = Get("/drip?chunks=2&interval=20000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
+            // One chunk, then a minute's wait: the send runs while the streams subscribe, however loaded
+            // the machine (this task has resumed 20 s after the first byte), and no live progress event
+            // can stand in for the replayed one.
+            let request = Get("/drip?chunks=2&interval=60000&size=100").with(\.responseFormat, .data).with(\.reportsProgress, true)
             // Waits for the event, the first byte's progress, not for a time: a loaded machine only
             // makes it come later.
             let (firstByte, arrived) = AsyncStream<Void>.makeStream()

@@ -173,7 +173,9 @@ struct Fault: Sendable, CustomStringConvertible {
             let request = Get("/fault").with(\.timeout, fault.timeout).with(\.responseFormat, fault.name.contains("gzip") ? .data : .json)
             let result = await client.result(request)
             #expect(fault.matches(result), "\(fault.name) on \(transport): got \(result)")
-            #expect(Date().timeIntervalSince(started) < (max(20, fault.timeout * 4)) * timeScale, "\(fault.name) on \(transport) took too long")
+            // A bound only a hang breaks: on a loaded 2-core machine this task has resumed 20 s late
+            // (the suite's CPU-bound tests held the concurrency pool's two threads).
+            #expect(Date().timeIntervalSince(started) < (max(45, fault.timeout * 4)) * timeScale, "\(fault.name) on \(transport) took too long")
             #expect(await settled(client))
             #expect(terminals.value == 1, "\(fault.name) on \(transport): \(terminals.value) terminal events")
         }

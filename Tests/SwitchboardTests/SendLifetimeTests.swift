@@ -91,7 +91,7 @@ import Testing
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.callbackQueue = .queue(DispatchQueue.global()) }
             var seen: [Int] = []
-            for _ in 0..<200 {
+            for _ in 0..<50 {
                 let count = await withCheckedContinuation { continuation in
                     client.send(Get("/small")) { _ in continuation.resume(returning: client.inFlightCount) }
                 }

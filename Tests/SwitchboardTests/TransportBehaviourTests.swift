@@ -145,7 +145,10 @@ import Testing
             let started = Date()
             let error = await client.result(Get("/delay/60000").with(\.timeout, 0.5)).failure
             #expect(error.map { if case .timedOut = $0 { true } else { false } } == true, "\(String(describing: error))")
-            #expect(Date().timeIntervalSince(started) < 20 * timeScale)  // not the server's minute
+            // Not the server's minute. (Wider than the deadline by far: on a loaded 2-core machine the
+            // suite's CPU-bound tests hold the concurrency pool's two threads, and this task resumed
+            // 20 s late more than once.)
+            #expect(Date().timeIntervalSince(started) < 45 * timeScale)
         }
     }
 

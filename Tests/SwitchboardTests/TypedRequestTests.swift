@@ -325,8 +325,116 @@ struct PostReading<Body: Encodable & Sendable>: Request {
 @Suite struct EncodableBodyBytesTests {
     @Test func oneValueEncodesToTheSameBytesEveryTime() throws {
         let post = NewPost(userId: 1, postTitle: "a", createdAt: Date(timeIntervalSince1970: 0))
-        let encodings = try (0..<200).map { _ in try EncodableBody(post).encoded() }
+        let encodings = try (0..<50).map { _ in try EncodableBody(post).encoded() }
         #expect(Set(encodings).count == 1)
         #expect(String(decoding: encodings[0], as: UTF8.self) == #"{"createdAt":-978307200,"postTitle":"a","userId":1}"#)
+    }
+}
+
+/// A user envelope whose `init(from:)` records where it ran: never the main queue, never the
+/// transport's queue or thread (it is the app's code).
+struct WatchedEnvelope: Decodable, Sendable {
+    static let places = Box<[String]>([])
+    let user: UserEnvelope.User
+
+    init(from decoder: any Decoder) throws {
+        struct Keys: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+        // (The libcurl transport's thread has a name; URLSession's delegate queue can't be asked here.)
+        let place = MainQueue.isCurrent ? "main" : Thread.current.name == "switchboard.curl" ? "transport" : "elsewhere"
+        Self.places.mutate { $0.append(place) }
+        user = try decoder.container(keyedBy: Keys.self).decode(UserEnvelope.User.self, forKey: Keys(stringValue: "user"))
+    }
+}
+
+struct GetWatched: Request {
+    typealias Value = WatchedEnvelope
+    var id = 1
+    var policy: CachePolicy?
+    var path: String { "/users/\(id)" }
+    var cachePolicy: CachePolicy? { policy }
+}
+
+/// A typed request in every path a response takes: hooks and shapes first, the cache's tiers, the
+/// threads its decode runs on.
+@Suite(timeLimit(minutes: 1), .serialized) struct TypedRequestPathTests {
+    @Test(arguments: TransportUnderTest.network) func aHooksVerdictWinsOverTheDecode(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }
+            // `{"errorCode": 3, "message": "session expired"}`: no `user` key, but the hook speaks first.
+            let result = await client.result(TypedAt<UserEnvelope>(path: "/body-error"))
+            guard case .failure(.api(let error)) = result else {
+                Issue.record("the hook's .api error must win over the decode's, got \(result)")
+                return
+            }
+            #expect(error.intCode == 3)
+            // With the hook content, the decode runs.
+            let fine = try await client.response(for: GetTypedUser(id: 4))
+            #expect(fine.value.user.name == "User 4")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aShapeMismatchWinsOverTheDecode(_ kind: TransportUnderTest) async throws {
+        struct Shaped: Request {
+            typealias Value = UserEnvelope
+            var path: String { "/users/5" }
+            var validation: Validation { .default.requiring(["user": ["id": .integer]]) }
+        }
+        try await withServer { server in
+            let result = await makeClient(server, on: kind).result(Shaped())
+            guard case .failure(.jsonShape) = result else {
+                Issue.record("the shape is checked before the typed decode, got \(result)")
+                return
+            }
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func noContentTakesABodyOfAnyType(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let response = try await makeClient(server, on: kind).response(for: TypedAt<NoContent>(path: "/html"))
+            #expect(response.value == NoContent())
+            #expect(response.statusCode == 200)
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func theCacheAnswersWithTypedValuesDecodedOffTheSendersThread(_ kind: TransportUnderTest) async throws {
+        WatchedEnvelope.places.mutate { $0 = [] }
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.cache = ResponseCache(directory: nil) }
+            let fresh = GetWatched(id: 11, policy: CachePolicy(timeToLive: 60, mode: .cacheElseLoad))
+            let first = try await client.response(for: fresh)
+            #expect(first.value.user.name == "User 11" && first.source == .network)
+            // A memory hit: decoded again from the stored bytes, not on the thread that sends.
+            let hit = try await client.sendingFromMain(fresh).get()
+            #expect(hit.value.user.name == "User 11")
+            #expect(hit.source == .cache)
+            #expect(server.hits("/users/11") == 1)
+            // Cached-then-load: the early answer and the fresh one are both typed.
+            let both = GetWatched(id: 12, policy: CachePolicy(timeToLive: 60, mode: .cachedThenLoad))
+            _ = try await client.response(for: both)
+            let cached = Box<[String]>([])
+            let listener = Listener()
+            client.addObserver(listener, for: GetWatched.self, on: .immediate) { _, event in
+                if case .cached(let stored) = event.kind { cached.mutate { $0.append(stored.value.user.name) } }
+            }
+            let again = try await client.response(for: both)
+            #expect(again.value.user.name == "User 12" && again.source == .network)
+            #expect(cached.value == ["User 12"])
+            #expect(!WatchedEnvelope.places.value.isEmpty)
+            #expect(WatchedEnvelope.places.value.allSatisfy { $0 == "elsewhere" }, "decoded on \(WatchedEnvelope.places.value)")
+        }
+    }
+}
+
+extension Dispatcher {
+    /// Sends from the main actor (the thread a memory-cache hit would answer on) and awaits the result.
+    @MainActor func sendingFromMain<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
+        await withCheckedContinuation { continuation in
+            send(request) { continuation.resume(returning: $0) }
+        }
     }
 }

@@ -157,7 +157,7 @@ enum CacheStage {
             storedAt: now, expiresAt: now.addingTimeInterval(max(0, context.policy.timeToLive)), version: context.policy.version,
             sensitiveData: context.policy.sensitiveData, appVersion: context.setting.appVersion,
             vary: varied.isEmpty ? nil : varied.map { CachedEntry.VaryField(name: $0, value: context.request.value(forHTTPHeaderField: $0)) },
-            body: response.data, decoded: CachedEntry.Decoded(head: head, json: response.json)
+            body: response.data, decoded: response.parsed.map { CachedEntry.Decoded(head: head, json: $0) }
         )
         context.cache.store(entry)
     }

@@ -149,28 +149,42 @@ struct ResponseParts: Sendable {
     let head: ResponseHead
     let data: Data
     let fileURL: URL?
-    /// The tree stage 7 parsed (`nil` for a typed request: ``json`` parses when read).
+    /// The tree parsed from the body (`nil` when none was: a typed request's, unless a shape or hooks
+    /// needed it; a `.data` request's). ``json`` parses when read.
     let parsed: JSON?
+    /// Whether the body is read as JSON (`false` for a `.data` request: its ``json`` is `.null`).
+    let readsBodyAsJSON: Bool
     /// A typed request's ``Request/Value`` (stage 7); `nil` when the value is ``JSON``.
-    let value: (any Sendable)?
+    var value: (any Sendable)?
     let origin: ResponseOrigin
     let timing: Timing
     var attempts = 1
     var sendID: UInt64 = 0
 
-    init(head: ResponseHead, data: Data, fileURL: URL?, json: JSON?, value: (any Sendable)? = nil, origin: ResponseOrigin, timing: Timing) {
+    init(
+        head: ResponseHead, data: Data, fileURL: URL?, json: JSON?, readsBodyAsJSON: Bool = true, value: (any Sendable)? = nil, origin: ResponseOrigin,
+        timing: Timing
+    ) {
         self.head = head
         self.data = data
         self.fileURL = fileURL
         self.parsed = json
+        self.readsBodyAsJSON = readsBodyAsJSON
         self.value = value
         self.origin = origin
         self.timing = timing
     }
 
     /// The body as ``JSON``: the tree stage 7 parsed, or (a typed request's) parsed now; `.null` for an
-    /// empty body or one that isn't JSON.
-    var json: JSON { parsed ?? (data.isEmpty ? .null : (try? JSON.parse(data)) ?? .null) }
+    /// empty body, a `.data` request, or a body that isn't JSON.
+    var json: JSON { Self.json(parsed, of: data, readsBodyAsJSON) }
+
+    /// `parsed`, or `data` parsed now when it is read as JSON.
+    static func json(_ parsed: JSON?, of data: Data, _ readsBodyAsJSON: Bool) -> JSON {
+        if let parsed { return parsed }
+        guard readsBodyAsJSON, !data.isEmpty else { return .null }
+        return (try? JSON.parse(data)) ?? .null
+    }
 }
 
 /// ``Response/Source`` outside the generic type, for the pipeline.

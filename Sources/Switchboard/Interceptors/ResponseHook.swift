@@ -44,8 +44,11 @@ public struct ResponseContext: Sendable {
     public let httpResponse: HTTPURLResponse
     /// The body.
     public let data: Data
-    /// The decoded body.
-    public let json: JSON
+    /// The body as JSON. For a typed request (``Request/Value`` other than ``JSON``) the body is parsed
+    /// when this is read, each time: read it once.
+    public var json: JSON { ResponseParts.json(tree, of: data, readsBodyAsJSON) }
+    private let tree: JSON?
+    private let readsBodyAsJSON: Bool
     /// The protocol that carried the response (`HTTP/1.1`, `HTTP/2`), or `nil` where the transport
     /// doesn't say (see ``Response/httpVersion``).
     public let httpVersion: String?
@@ -55,8 +58,18 @@ public struct ResponseContext: Sendable {
         self.request = request
         self.httpResponse = httpResponse
         self.data = data
-        self.json = json
+        self.tree = json
+        self.readsBodyAsJSON = true
         self.httpVersion = httpVersion
+    }
+
+    init(request: any Request, parts: ResponseParts) {
+        self.request = request
+        httpResponse = parts.head.response
+        data = parts.data
+        tree = parts.parsed
+        readsBodyAsJSON = parts.readsBodyAsJSON
+        httpVersion = parts.head.httpVersion
     }
 
     /// The answer as an ``ErrorResponse``, for errors a hook throws.

@@ -21,33 +21,44 @@ struct ResponseCheck<R: Request>: Sendable {
         self.init(request: request, settings: ConfigurationSnapshot(configuration), hooks: hooks)
     }
 
-    /// Status and content type, decode, shape and (unless `runsHooks` is false) the hooks: the
-    /// response's parts (the caller adds the request).
+    /// Status and content type, the JSON tree, shape and (unless `runsHooks` is false) the hooks, then
+    /// a typed request's value: the response's parts (the caller adds the request). A typed request's
+    /// tree is parsed only when a shape or hooks read it, and its value decoded after them, so that a
+    /// hook's verdict on a 200 carrying an error code (``APIErrorCodeHook``) is what the send reports,
+    /// not the decode's.
     func validate(_ transport: TransportResponse, origin: ResponseOrigin, parsed: JSON? = nil, runsHooks: Bool = true) -> Outcome {
         let validation = request.validation
         let isJSON = request.responseFormat == .json
-        let contentTypes = isJSON && !transport.data.isEmpty ? validation.contentTypes ?? settings.value.acceptableContentTypes : nil
+        let typed = R.Value.self != JSON.self
+        // `NoContent` reads no body, so any content type will do.
+        let readsBody = isJSON && !transport.data.isEmpty && R.Value.self != NoContent.self
+        let contentTypes = readsBody ? validation.contentTypes ?? settings.value.acceptableContentTypes : nil
         if let failure = StatusStage.check(transport, statusCodes: validation.statusCodes ?? settings.value.acceptableStatusCodes, contentTypes: contentTypes) {
             return .failure(failure)
         }
-        var json: JSON? = .null
-        var value: (any Sendable)?
-        if R.Value.self != JSON.self {
-            // A typed request: the value from the bytes, no tree (unless a cache entry has one).
-            switch DecodeStage.run(R.Value.self, from: transport.data, decoder: settings.decoder, redaction: settings.value.redaction) {
-            case .success(let decoded): (json, value) = (isJSON ? parsed : .null, decoded)
-            case .failure(let error): return .failure(error)
-            }
-        } else if isJSON {
-            switch DecodeStage.run(transport.data, parsed: parsed, redaction: settings.value.redaction) {
-            case .success(let decoded): json = decoded
+        let shape = isJSON ? validation.shape : nil
+        let hooks = runsHooks ? self.hooks : []
+        var tree = isJSON ? parsed : nil
+        if tree == nil, isJSON, !typed || (readsBody && (shape != nil || !hooks.isEmpty)) {
+            switch DecodeStage.run(transport.data, parsed: nil, redaction: settings.value.redaction) {
+            case .success(let decoded): tree = decoded
             case .failure(let error): return .failure(error)
             }
         }
         let parts = ResponseParts(
-            head: transport.head, data: transport.data, fileURL: transport.fileURL, json: json, value: value, origin: origin, timing: transport.timing)
-        return ShapeStage.run(parts, of: request, shape: isJSON ? validation.shape : nil, hooks: runsHooks ? hooks : [])
+            head: transport.head, data: transport.data, fileURL: transport.fileURL, json: tree, readsBodyAsJSON: isJSON, origin: origin, timing: transport.timing)
+        let checked = ShapeStage.run(parts, of: request, shape: shape, hooks: hooks)
+        guard typed, case .success(var accepted) = checked else { return checked }
+        switch DecodeStage.run(R.Value.self, from: transport.data, decoder: settings.decoder, redaction: settings.value.redaction) {
+        case .success(let value): accepted.value = value
+        case .failure(let error): return .failure(error)
+        }
+        return .success(accepted)
     }
+
+    /// Whether the request's value is decoded from the body by `JSONDecoder` (its `init(from:)` is the
+    /// app's code: never run on the transport's queue or the sender's thread).
+    var decodesTypedValue: Bool { R.Value.self != JSON.self }
 
     /// A stored entry as a response to the request, checked like one from the network (the hooks too,
     /// unless `runsHooks` is false).

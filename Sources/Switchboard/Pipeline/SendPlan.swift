@@ -59,10 +59,10 @@ struct SendPlan<R: Request>: Sendable {
     /// Bodies up to this size are checked on the transport's queue; larger ones on a global queue.
     static var inlineCheckLimit: Int { 64 << 10 }
 
-    /// Whether stages 6 to 8 may run on the transport's queue: no user code (hooks, monitors) will run,
-    /// and the body is small (or the attempt was stopped).
+    /// Whether stages 6 to 8 may run on the transport's queue: no user code (hooks, monitors, a typed
+    /// value's `init(from:)`) will run, and the body is small (or the attempt was stopped).
     func checksInline(_ result: Result<TransportResponse, NetworkError>, stopped: Bool) -> Bool {
-        check.hooks.isEmpty && monitors.isEmpty && (stopped || (try? result.get().data.count) ?? 0 < Self.inlineCheckLimit)
+        stopped || (check.hooks.isEmpty && monitors.isEmpty && !check.decodesTypedValue && (try? result.get().data.count) ?? 0 < Self.inlineCheckLimit)
     }
 
     /// An attempt's deadline from `now` (uptime nanoseconds).

@@ -25,13 +25,18 @@ import Foundation
 /// never sending the body uncompressed instead.
 ///
 /// Only ask for it where the server accepts compressed request bodies: many don't (HTTP has no way
-/// to ask first).
+/// to ask first). A dispatcher-wide setting applies to every host it sends to, absolute URLs
+/// included (a presigned upload URL, a third party's API): set it per request where that matters.
+/// Compression happens when the request is built, before the adapters: an adapter sees the
+/// compressed body (a signature over it holds; one that edits the body must not be used with it).
+/// Logs and ``Dispatcher/cURLDescription(for:redacted:)`` show a compressed body as binary data.
 public enum BodyCompression: Sendable, Hashable {
     /// Bodies go as they are.
     case none
     /// Bodies of at least `minimumSize` bytes are gzipped at `level` (1 fastest … 9 smallest; 6 is
-    /// zlib's default). Smaller ones go as they are: below about 1 KiB gzip's header and trailer and
-    /// the CPU cost outweigh what it saves.
+    /// zlib's default; a negative level means 6). Smaller ones go as they are (below about 1 KiB gzip's
+    /// header and trailer and the CPU cost outweigh what it saves), and so does a body gzip doesn't
+    /// make smaller.
     case gzip(minimumSize: Int = 1024, level: Int = 6)
 
     /// `data` as a gzip stream at `level`: for a body you build yourself (a
@@ -41,9 +46,11 @@ public enum BodyCompression: Sendable, Hashable {
         try Zlib.shared.get().gzip(data, level: level)
     }
 
-    /// `body` compressed as this setting says, or `nil` to send it as it is.
+    /// `body` compressed as this setting says, or `nil` to send it as it is (also when gzip doesn't
+    /// make it smaller: an image, already compressed data).
     func compress(_ body: Data) throws(NetworkError) -> Data? {
         guard case .gzip(let minimumSize, let level) = self, !body.isEmpty, body.count >= minimumSize else { return nil }
-        return try Self.gzipped(body, level: level)
+        let compressed = try Self.gzipped(body, level: level)
+        return compressed.count < body.count ? compressed : nil
     }
 }

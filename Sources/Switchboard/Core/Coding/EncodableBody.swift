@@ -33,8 +33,8 @@ public struct EncodableBody: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The value's type and its description: `NewPost NewPost(title: "Hi")`.
-    public var description: String { "\(type(of: value)) \(value)" }
+    /// The value's type, not its contents (which may hold a password): `encodable NewPost`.
+    public var description: String { "encodable \(type(of: value))" }
 
     /// Two bodies are equal when they encode to the same bytes (with their own strategies or the
     /// defaults, keys sorted); bodies that can't be encoded compare by type and description.
@@ -49,6 +49,6 @@ public struct EncodableBody: Sendable, Hashable, CustomStringConvertible {
     private var comparable: Data {
         var sorted = coding ?? JSONCoding()
         sorted.outputFormatting.insert(.sortedKeys)
-        return (try? EncodableBody(value, coding: sorted).encoded()) ?? Data(("unencodable " + description).utf8)
+        return (try? EncodableBody(value, coding: sorted).encoded()) ?? Data(("unencodable \(type(of: value)) \(value)").utf8)
     }
 }

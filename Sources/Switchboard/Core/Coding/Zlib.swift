@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -83,10 +85,12 @@ package final class Zlib: @unchecked Sendable {
         stream.initializeMemory(as: UInt8.self, repeating: 0, count: Stream.size)
         defer { stream.deallocate() }
         // Deflate, window 15 bits + 16 for the gzip wrapper, memory level 8, the default strategy.
-        let started = deflateInit(stream, Int32(max(0, min(9, level))), 8, 15 + 16, 8, 0, version, Int32(Stream.size))
+        // A negative level is zlib's default (Z_DEFAULT_COMPRESSION, 6).
+        let started = deflateInit(stream, level < 0 ? -1 : Int32(min(9, level)), 8, 15 + 16, 8, 0, version, Int32(Stream.size))
         guard started == 0 else { throw .invalidRequest(reason: "zlib's deflateInit2_ failed (\(started))") }
         defer { _ = deflateEnd(stream) }
         let capacity = Int(deflateBound(stream, UInt(data.count)))
+        guard capacity <= Int(UInt32.max) else { throw .invalidRequest(reason: "a body this large is not compressed in memory") }
         var output = Data(count: capacity)
         let finished = data.withUnsafeBytes { input in
             output.withUnsafeMutableBytes { out in

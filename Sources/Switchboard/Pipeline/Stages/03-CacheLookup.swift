@@ -42,6 +42,9 @@ enum CacheLookupStage {
             return .now(Found(context: CacheContext(setting: setting, key: key, request: urlRequest, stored: nil), stored: nil, fresh: false))
         }
         switch setting.cache.lookUp(key) {
+        case .now(let entry?) where check.decodesTypedValue:
+            // A typed value's decode is the app's code: not on the sender's thread (the main thread, often).
+            return .later { found(entry, key: key, urlRequest, setting, check) }
         case .now(let entry):
             return .now(found(entry, key: key, urlRequest, setting, check))
         case .onDisk(let generation):
@@ -75,7 +78,7 @@ enum CacheLookupStage {
             let answers = fresh || setting.policy.mode == .cachedThenLoad
             if case .success(let parts) = check.entry(usable, origin: .cache, runsHooks: answers) {
                 // Parsed here, off the sender's thread: a later hit from memory won't parse it again.
-                if usable.decoded == nil { setting.cache.rememberDecoded(usable, head: parts.head.response, json: parts.json) }
+                if usable.decoded == nil, let tree = parts.parsed { setting.cache.rememberDecoded(usable, head: parts.head.response, json: tree) }
                 if answers { stored = parts }
             } else {
                 (entry, fresh) = (nil, false)

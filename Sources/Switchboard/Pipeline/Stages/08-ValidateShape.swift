@@ -22,10 +22,3 @@ enum ShapeStage {
         return .success(parts)
     }
 }
-
-extension ResponseContext {
-    /// A response as hooks and monitors see it.
-    init(request: any Request, parts: ResponseParts) {
-        self.init(request: request, httpResponse: parts.head.response, data: parts.data, json: parts.json, httpVersion: parts.head.httpVersion)
-    }
-}
