@@ -85,13 +85,28 @@ import Testing
 
 extension BodyCompressionTests {
     @Test func aMissingZlibIsATypedErrorNamingIt() {
-        #expect(throws: NetworkError.self) { try Zlib(libraryNames: ["libz-switchboard-missing.so.9"]) }
-        do {
-            _ = try Zlib(libraryNames: ["libz-switchboard-missing.so.9"])
-        } catch {
-            guard case .invalidRequest(let reason) = error else { return }
-            #expect(reason.contains("zlib") && reason.contains("libz-switchboard-missing.so.9"))
+        let loaded = Result { () throws(NetworkError) in try Zlib(libraryNames: ["libz-switchboard-missing.so.9"]) }
+        guard case .failure(.invalidRequest(let reason)) = loaded else {
+            Issue.record("a missing zlib must be invalidRequest, got \(loaded)")
+            return
         }
+        #expect(reason.contains("zlib") && reason.contains("libz-switchboard-missing.so.9"))
+    }
+
+    @Test func aNegativeLevelIsZlibsDefaultNotStoredBlocks() throws {
+        let zlib = try Zlib.shared.get()
+        let plain = Data(String(repeating: "level ", count: 2000).utf8)
+        let byDefault = try zlib.gzip(plain, level: -1)
+        #expect(byDefault == (try zlib.gzip(plain, level: 6)))
+        #expect(byDefault.count < plain.count / 10)
+    }
+
+    @Test func anEncodableBodysDescriptionHidesItsValue() {
+        struct Login: Encodable, Sendable { let user = "ada", password = "hunter2" }
+        let body = EncodableBody(Login())
+        #expect(!body.description.contains("hunter2"))
+        #expect(!"\(RequestBody.encodable(Login()))".contains("hunter2"))
+        #expect(body.description.contains("Login"))
     }
 }
 

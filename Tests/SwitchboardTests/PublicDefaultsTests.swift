@@ -32,6 +32,17 @@ import Testing
         #expect(configuration.urlFilters.isEmpty && configuration.adapters.isEmpty && configuration.interceptors.isEmpty)
         #expect(configuration.responseHooks.isEmpty && configuration.monitors.isEmpty)
         #expect(configuration.multipartMemoryThreshold == 10 << 20)
+        #expect(configuration.defaultHeaders.isEmpty)
+        #expect(configuration.redirects == .default)
+        #expect(configuration.redactedNames.isEmpty)
+        if case .inMemory = configuration.cookies {} else { Issue.record("cookies are kept in memory by default") }
+        if case .system = configuration.serverTrust {} else { Issue.record("the system's trust by default") }
+        if case .environment = configuration.proxy {} else { Issue.record("the proxy comes from the environment by default") }
+        #expect(configuration.transport.name == TransportFactory.urlSession.name, "URLSession by default")
+        if case .deferredToDate = configuration.jsonCoding.dateDecoding {} else { Issue.record("dates decode as Foundation's default") }
+        if case .useDefaultKeys = configuration.jsonCoding.keyDecoding {} else { Issue.record("keys decode as they are") }
+        if case .useDefaultKeys = configuration.jsonCoding.keyEncoding {} else { Issue.record("keys encode as they are") }
+        #expect(BodyCompression.gzip() == .gzip(minimumSize: 1024, level: 6))
         if case .main = configuration.callbackQueue {} else { Issue.record("the callback queue is the main queue by default") }
     }
 
@@ -43,7 +54,7 @@ import Testing
         #expect(request.parameters == nil && request.body == nil && request.parameterEncoding == nil)
         #expect(request.bodyCompression == nil, "nil: the configuration's")
         #expect(request.timeout == nil, "nil: the configuration's")
-        #expect(request.validation == .default)
+        #expect(request.validation.statusCodes == nil && request.validation.contentTypes == nil && request.validation.shape == nil, "the configuration's rules")
         #expect(request.cachePolicy == nil)
         #expect(request.coalescesDuplicates, "GET coalesces")
         #expect(!Posting().coalescesDuplicates, "POST doesn't")
@@ -67,9 +78,10 @@ import Testing
                 Issue.record("an empty set accepts no content type, got \(none)")
                 return
             }
-            let missing = await client.result(Get("/status/404"))
-            #expect(missing.failure?.statusCode == 404)
-            #expect(server.hits("/status/404") == 1, "no retry by default")
+            // A 503 is what a retry policy would retry: by default, nothing is.
+            let unavailable = await client.result(Get("/status/503"))
+            #expect(unavailable.failure?.statusCode == 503)
+            #expect(server.hits("/status/503") == 1, "no retry by default")
         }
     }
 }

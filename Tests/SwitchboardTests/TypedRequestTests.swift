@@ -381,8 +381,9 @@ struct GetWatched: Request {
     @Test(arguments: TransportUnderTest.network) func aShapeMismatchWinsOverTheDecode(_ kind: TransportUnderTest) async throws {
         struct Shaped: Request {
             typealias Value = UserEnvelope
-            var path: String { "/users/5" }
-            var validation: Validation { .default.requiring(["user": ["id": .integer]]) }
+            // `{"errorCode": 3, "message": …}`: no `user`, so the decode would fail too; the shape speaks first.
+            var path: String { "/body-error" }
+            var validation: Validation { .default.requiring(["errorCode": .integer, "user": ["id": .string]]) }
         }
         try await withServer { server in
             let result = await makeClient(server, on: kind).result(Shaped())
@@ -390,6 +391,31 @@ struct GetWatched: Request {
                 Issue.record("the shape is checked before the typed decode, got \(result)")
                 return
             }
+        }
+    }
+
+    /// A batch of requests of different types: each response carries its own request's value.
+    @Test(arguments: TransportUnderTest.network) func aBatchsResponsesCarryTheirTypedValues(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let responses = try await BatchRequest([GetTypedUser(id: 21), GetUserDictionary(id: 22), TypedAt<NoContent>(path: "/empty")], dispatcher: client).run()
+            #expect((responses[0].anyValue as? UserEnvelope)?.user.name == "User 21")
+            #expect(responses[0].typed(GetTypedUser.self)?.value.user.id == "21")
+            #expect((responses[1].anyValue as? JSON)?["user"]["name"] == "User 22")
+            #expect(responses[2].anyValue is NoContent)
+        }
+    }
+
+    /// With hooks (which need the JSON tree), a body that isn't JSON still fails in the type's terms.
+    @Test(arguments: TransportUnderTest.network) func withHooksMalformedJSONStillNamesTheType(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }
+            let result = await client.result(TypedAt<UserEnvelope>(path: "/malformed-json"))
+            guard case .failure(.decoding(let reason, _)) = result else {
+                Issue.record("malformed JSON must fail the decode, got \(result)")
+                return
+            }
+            #expect(reason.contains("UserEnvelope"))
         }
     }
 

@@ -187,8 +187,8 @@ public final class ResponseCache: Sendable {
     /// in memory: the package's tests store a newer entry there.
     /// Locked: set by a test on its own thread, read on the disk queue.
     package let diskReadDecodedGate = Locked<(@Sendable () -> Void)?>(nil)
-    /// How many disk reads of a send's lookup have been answered (the send has handled what was read): for
-    /// the package's tests, which wait for a late answer before checking it changed nothing.
+    /// How many lookups answered in a task have been handled (disk reads, and a typed request's memory
+    /// hits): for the package's tests, which wait for a late answer before checking it changed nothing.
     /// Locked: counted by each send's task after it handled a disk read (any thread), read by tests.
     package let answeredLookUps = Locked(0)
 

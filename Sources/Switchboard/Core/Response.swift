@@ -119,11 +119,13 @@ public struct Response<R: Request>: Sendable {
     /// Never an empty dictionary standing in for a failure.
     public var dictionary: [String: Any]? { json.foundationObject as? [String: Any] }
 
-    /// Decodes the body (or the value at `key` of a top-level object) with `JSONDecoder`.
+    /// Decodes the body (or the value at `key` of a top-level object) with `JSONDecoder`, here, on the
+    /// calling thread. Prefer a ``Request/Value``: it is decoded once, off the main thread, with
+    /// ``Configuration/jsonCoding``'s strategies, which this method doesn't read.
     /// - Parameters:
     ///   - type: the type to decode.
     ///   - key: a top-level key to decode from instead of the whole body.
-    ///   - decoder: the decoder to use.
+    ///   - decoder: the decoder to use (a plain `JSONDecoder` by default, not the configuration's).
     /// - Throws: ``NetworkError/decoding(reason:snippet:)`` naming what didn't match.
     public func decode<T: Decodable>(_ type: T.Type = T.self, at key: String? = nil, decoder: JSONDecoder = JSONDecoder()) throws(NetworkError) -> T {
         do {

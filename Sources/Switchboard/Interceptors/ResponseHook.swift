@@ -20,9 +20,12 @@ import FoundationNetworking
 ///
 /// Hooks never run on the transport's queue (so a slow hook delays no other transfer) nor under a
 /// lock: on a global dispatch queue after a transfer; in a concurrency task after a disk read of the
-/// cache or when ``Configuration/interceptors`` ran first or decided the retry (so don't block in a
-/// hook); on the thread that called `send` when the memory cache answered or the request could not be
-/// built. Both methods have default implementations.
+/// cache (or of the memory cache for a typed request) or when ``Configuration/interceptors`` ran first
+/// or decided the retry (so don't block in a hook); on the thread that called `send` when the memory
+/// cache answered a request whose ``Request/Value`` is ``JSON``, or the request could not be built.
+/// For a typed request the hooks run before its value is decoded: a hook may accept a response whose
+/// decode then fails the attempt (``didFail(_:for:)`` then maps that error). Both methods have default
+/// implementations.
 public protocol ResponseHook: Sendable {
     /// Inspects a response that passed validation. Throw to make the send fail with that error.
     func didSucceed(_ response: ResponseContext) throws(NetworkError)

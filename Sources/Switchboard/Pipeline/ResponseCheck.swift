@@ -39,21 +39,32 @@ struct ResponseCheck<R: Request>: Sendable {
         let shape = isJSON ? validation.shape : nil
         let hooks = runsHooks ? self.hooks : []
         var tree = isJSON ? parsed : nil
+        var value: Result<R.Value, NetworkError>?
         if tree == nil, isJSON, !typed || (readsBody && (shape != nil || !hooks.isEmpty)) {
             switch DecodeStage.run(transport.data, parsed: nil, redaction: settings.value.redaction) {
             case .success(let decoded): tree = decoded
-            case .failure(let error): return .failure(error)
+            case .failure(let error) where !typed: return .failure(error)
+            case .failure:
+                // Not JSON as `JSON.parse` reads it: the typed decode says why in the type's terms
+                // (or, for what `JSONDecoder` accepts beyond it, decodes: the hooks then see `.null`).
+                value = decoded(transport.data)
+                if case .failure(let error) = value { return .failure(error) }
             }
         }
         let parts = ResponseParts(
             head: transport.head, data: transport.data, fileURL: transport.fileURL, json: tree, readsBodyAsJSON: isJSON, origin: origin, timing: transport.timing)
         let checked = ShapeStage.run(parts, of: request, shape: shape, hooks: hooks)
         guard typed, case .success(var accepted) = checked else { return checked }
-        switch DecodeStage.run(R.Value.self, from: transport.data, decoder: settings.decoder, redaction: settings.value.redaction) {
-        case .success(let value): accepted.value = value
+        switch value ?? decoded(transport.data) {
+        case .success(let decoded): accepted.value = decoded
         case .failure(let error): return .failure(error)
         }
         return .success(accepted)
+    }
+
+    /// `data` as the request's typed value.
+    private func decoded(_ data: Data) -> Result<R.Value, NetworkError> {
+        DecodeStage.run(R.Value.self, from: data, decoder: settings.decoder, redaction: settings.value.redaction)
     }
 
     /// Whether the request's value is decoded from the body by `JSONDecoder` (its `init(from:)` is the

@@ -62,7 +62,9 @@ struct SendPlan<R: Request>: Sendable {
     /// Whether stages 6 to 8 may run on the transport's queue: no user code (hooks, monitors, a typed
     /// value's `init(from:)`) will run, and the body is small (or the attempt was stopped).
     func checksInline(_ result: Result<TransportResponse, NetworkError>, stopped: Bool) -> Bool {
-        stopped || (check.hooks.isEmpty && monitors.isEmpty && !check.decodesTypedValue && (try? result.get().data.count) ?? 0 < Self.inlineCheckLimit)
+        // A stopped attempt may still settle into user code: monitors, hooks' `didFail`, the stale
+        // fallback's hooks and decode.
+        check.hooks.isEmpty && monitors.isEmpty && !check.decodesTypedValue && (stopped || (try? result.get().data.count) ?? 0 < Self.inlineCheckLimit)
     }
 
     /// An attempt's deadline from `now` (uptime nanoseconds).

@@ -44,7 +44,10 @@ enum CacheLookupStage {
         switch setting.cache.lookUp(key) {
         case .now(let entry?) where check.decodesTypedValue:
             // A typed value's decode is the app's code: not on the sender's thread (the main thread, often).
-            return .later { found(entry, key: key, urlRequest, setting, check) }
+            return .later {
+                guard watch.isLookingUp(attempt) else { return Found(context: nil, stored: nil, fresh: false) }
+                return found(entry, key: key, urlRequest, setting, check)
+            }
         case .now(let entry):
             return .now(found(entry, key: key, urlRequest, setting, check))
         case .onDisk(let generation):
