@@ -121,10 +121,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
     @Test(arguments: TransportUnderTest.network) func aMismatchNamesTheTypeThePathAndTheBody(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let result = await makeClient(server, on: kind).result(GetMistypedUser())
-            guard case .failure(.decoding(let reason, let snippet)) = result else {
-                Issue.record("a mistyped field must fail the decode, got \(result)")
-                return
-            }
+            let (reason, snippet) = try #require(decodingFailure(result), "a mistyped field must fail the decode, got \(result)")
             #expect(reason.contains("Envelope"))
             #expect(reason.contains("user.level"))
             #expect(reason.contains("String"))
@@ -135,10 +132,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
     @Test(arguments: TransportUnderTest.network) func malformedJSONIsADecodingErrorForATypedRequest(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let result = await makeClient(server, on: kind).result(TypedAt<UserEnvelope>(path: "/malformed-json"))
-            guard case .failure(.decoding(let reason, let snippet)) = result else {
-                Issue.record("malformed JSON must fail the decode, got \(result)")
-                return
-            }
+            let (reason, snippet) = try #require(decodingFailure(result), "malformed JSON must fail the decode, got \(result)")
             #expect(reason.contains("UserEnvelope"))
             #expect(snippet.contains("{\"user\""))
         }
@@ -168,10 +162,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
             let ignored = try await client.response(for: TypedAt<NoContent>(path: "/users/1")).value
             #expect(ignored == NoContent())
             let required = await client.result(TypedAt<UserEnvelope>(path: "/empty"))
-            guard case .failure(.decoding(let reason, _)) = required else {
-                Issue.record("an empty body can't be a UserEnvelope, got \(required)")
-                return
-            }
+            let (reason, _) = try #require(decodingFailure(required), "an empty body can't be a UserEnvelope, got \(required)")
             #expect(reason.contains("empty"))
         }
     }
@@ -209,10 +200,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
             // The decoder is the configuration's (a number by default): the ISO date doesn't decode, and
             // the error says where.
             let failed = await client.result(EchoPost(post: post, coding: own))
-            guard case .failure(.decoding(let reason, _)) = failed else {
-                Issue.record("an ISO date can't decode as a number, got \(failed)")
-                return
-            }
+            let (reason, _) = try #require(decodingFailure(failed), "an ISO date can't decode as a number, got \(failed)")
             #expect(reason.contains("json.createdAt"))
         }
     }
@@ -331,6 +319,12 @@ struct PostReading<Body: Encodable & Sendable>: Request {
     }
 }
 
+/// The reason and snippet of a failed decode, or `nil` for any other result.
+func decodingFailure<R: Request>(_ result: Result<Response<R>, NetworkError>) -> (reason: String, snippet: String)? {
+    guard case .failure(.decoding(let reason, let snippet)) = result else { return nil }
+    return (reason, snippet)
+}
+
 /// A user envelope whose `init(from:)` records where it ran: never the main queue, never the
 /// transport's queue or thread (it is the app's code).
 struct WatchedEnvelope: Decodable, Sendable {
@@ -411,10 +405,7 @@ struct GetWatched: Request {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }
             let result = await client.result(TypedAt<UserEnvelope>(path: "/malformed-json"))
-            guard case .failure(.decoding(let reason, _)) = result else {
-                Issue.record("malformed JSON must fail the decode, got \(result)")
-                return
-            }
+            let (reason, _) = try #require(decodingFailure(result), "malformed JSON must fail the decode, got \(result)")
             #expect(reason.contains("UserEnvelope"))
         }
     }
