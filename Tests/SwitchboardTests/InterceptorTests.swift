@@ -114,6 +114,58 @@ import Testing
         }
     }
 
+    /// An API that answers an expired token with a 403 and an error code: named by `isExpired`, it is
+    /// refreshed and retried once as a 401 is; a 403 that means "forbidden", or the same 403 for an
+    /// interceptor without `isExpired`, is not refreshed and ends the send with the 403; a refreshed
+    /// token that still gets the expiry 403 ends it after one retry.
+    @Test(arguments: TransportUnderTest.network) func anExpiryTheAppNamesIsRefreshedAsA401Is(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let valid = Box("T1"), seen = Box<[String]>([])
+            server.route(nil, "/expiring") { request in
+                let header = request.header("Authorization") ?? "-"
+                seen.mutate { $0.append(header) }
+                return header == "Bearer \(valid.value)" ? .json(["ok": true]) : .json(["error": "token_expired"], status: 403)
+            }
+            server.route(nil, "/forbidden") { _ in .json(["error": "forbidden"], status: 403) }
+            let expired: @Sendable (NetworkError) -> Bool = {
+                $0.isUnauthorized || ($0.statusCode == 403 && $0.errorResponse?.json?["error"] == "token_expired")
+            }
+            let refreshes = Box(0)
+            let auth = AuthenticationInterceptor(token: "T0", isExpired: expired) {
+                refreshes.mutate { $0 += 1 }
+                return "T1"
+            }
+            let client = makeClient(server, on: kind) { $0.interceptors = [auth] }
+            let response = try await client.response(for: Get("/expiring"))
+            #expect(response.attempts == 2)
+            #expect(seen.value == ["Bearer T0", "Bearer T1"])
+            #expect(refreshes.value == 1)
+            #expect(await auth.token == "T1")
+
+            let forbidden = await client.result(Get("/forbidden")).failure
+            #expect(forbidden?.statusCode == 403)
+            #expect(refreshes.value == 1, "a 403 that is not the expiry refreshes nothing")
+
+            // Without `isExpired`, a 403 is not an expiry.
+            valid.mutate { $0 = "T2" }
+            let plain = AuthenticationInterceptor(token: "T0") {
+                refreshes.mutate { $0 += 1 }
+                return "T2"
+            }
+            let plainFailure = await makeClient(server, on: kind) { $0.interceptors = [plain] }.result(Get("/expiring")).failure
+            #expect(plainFailure?.statusCode == 403)
+            #expect(refreshes.value == 1)
+
+            // The new token gets the expiry too: one retry, then the 403.
+            valid.mutate { $0 = "never" }
+            seen.mutate { $0 = [] }
+            let refused = AuthenticationInterceptor(token: "T0", isExpired: expired) { "T3" }
+            let last = await makeClient(server, on: kind) { $0.interceptors = [refused] }.result(Get("/expiring")).failure
+            #expect(last?.statusCode == 403)
+            #expect(seen.value == ["Bearer T0", "Bearer T3"])
+        }
+    }
+
     /// An interceptor that suspends in `adapt` until released (or cancelled), and retries a 503 after
     /// a short wait.
     struct Suspending: RequestInterceptor {
@@ -148,6 +200,38 @@ import Testing
                 return
             }
             #expect(server.totalRequests == 0)
+        }
+    }
+
+    /// Interceptors decide about at most 16 attempts: one that always says retry stops there (the
+    /// policy, `.none`, then ends the send); a retry policy that asks for more attempts than that gets
+    /// them all, the policy deciding alone after the 16th.
+    @Test(arguments: TransportUnderTest.network) func interceptorsDecideAboutSixteenAttemptsAndAPolicyMayAskForMore(_ kind: TransportUnderTest) async throws {
+        struct AlwaysRetry: RequestInterceptor {
+            let asked = Box(0)
+            func retry(_ context: RetryContext) async -> RetryDecision {
+                asked.mutate { $0 += 1 }
+                return .retry
+            }
+        }
+        try await withServer { server in
+            let eager = AlwaysRetry()
+            let capped = makeClient(server, on: kind) { $0.interceptors = [eager] }
+            let first = await capped.result(Get("/status/503?capped"))
+            #expect(first.failure?.statusCode == 503)
+            #expect(server.hits("/status/503") == 16, "16 attempts, whatever the interceptor says")
+            #expect(eager.asked.value == 15, "asked after each attempt but the 16th")
+
+            let patient = AlwaysRetry()
+            let policy = RetryPolicy(maximumAttempts: 20, initialDelay: 0, jitter: 0)
+            let longer = makeClient(server, on: kind) {
+                $0.interceptors = [patient]
+                $0.retryPolicy = policy
+            }
+            let second = await longer.result(Get("/status/503?longer"))
+            #expect(second.failure?.statusCode == 503)
+            #expect(server.hits("/status/503") == 16 + 20, "the policy's 20 attempts")
+            #expect(patient.asked.value == 15)
         }
     }
 

@@ -54,6 +54,7 @@ import Testing
         #expect(request.parameters == nil && request.body == nil && request.parameterEncoding == nil)
         #expect(request.bodyCompression == nil, "nil: the configuration's")
         #expect(request.timeout == nil, "nil: the configuration's")
+        #expect(request.idleTimeout == nil, "nil: the configuration's")
         #expect(request.validation.statusCodes == nil && request.validation.contentTypes == nil && request.validation.shape == nil, "the configuration's rules")
         #expect(request.cachePolicy == nil)
         #expect(request.coalescesDuplicates, "GET coalesces")

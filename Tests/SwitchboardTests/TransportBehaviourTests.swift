@@ -111,6 +111,42 @@ import Testing
         }
     }
 
+    /// A request's own idle timeout (YTKNetwork's `requestTimeoutInterval`) wins over the
+    /// configuration's, both ways: 1 s under a configuration of 120 s ends a silent answer in
+    /// `idleTimeout(after: 1)`; 0 (none) under a configuration of 1 s lets a 1.5 s answer arrive; and a
+    /// request without one keeps the configuration's. The ad-hoc `Endpoint` carries one too.
+    @Test(arguments: TransportUnderTest.network) func aRequestsOwnIdleTimeoutWinsOverTheConfigurations(_ kind: TransportUnderTest) async throws {
+        struct Quiet: Request {
+            let path: String
+            let idleTimeout: TimeInterval?
+        }
+        try await withServer { server in
+            let patient = makeClient(server, on: kind)  // idle timeout 120 s
+            let started = Date()
+            let result = await patient.result(Quiet(path: "/delay/60000", idleTimeout: 1))
+            guard case .failure(.idleTimeout(let after)) = result else {
+                Issue.record("\(kind): expected idleTimeout(after: 1), got \(result)")
+                return
+            }
+            #expect(after == 1)
+            #expect(Date().timeIntervalSince(started) < 20 * timeScale, "the request's 1 s, not the configuration's 120 s")
+            let adHoc = await patient.result(Endpoint<JSON>(.get, "/delay/60000", idleTimeout: 1))
+            guard case .failure(.idleTimeout(1)) = adHoc else {
+                Issue.record("\(kind): the ad-hoc request got \(adHoc)")
+                return
+            }
+
+            let hasty = makeClient(server, on: kind) { $0.idleTimeout = 1 }
+            let none = try await hasty.response(for: Quiet(path: "/delay/2500", idleTimeout: 0))
+            #expect(none.json["delayed"] == 2500, "0: no idle timeout for this request")
+            let inherited = await hasty.result(Quiet(path: "/delay/60000", idleTimeout: nil))
+            guard case .failure(.idleTimeout(1)) = inherited else {
+                Issue.record("\(kind): a request without its own idle timeout got \(inherited)")
+                return
+            }
+        }
+    }
+
     /// No extra round trip on a cold start: with no connection open, N concurrent sends to one host all
     /// reach it before any is answered (the route answers only once all four are in). libcurl's
     /// `PIPEWAIT` on clear-text transfers once made the others wait for the first one's response.

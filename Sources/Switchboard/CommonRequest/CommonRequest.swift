@@ -14,7 +14,8 @@ import Foundation
 public struct CommonRequest: Request, Hashable {
     /// The path (or absolute URL).
     public let path: String
-    /// The parameters: the query for `GET`, the body (``Configuration/bodyEncoding``) for `POST`.
+    /// The parameters: the query for `GET` (and `HEAD`, `DELETE`), the body (``Configuration/bodyEncoding``)
+    /// for `POST` (and other methods).
     public let parameters: JSON?
     /// The method.
     public let method: HTTPMethod

@@ -22,8 +22,8 @@ public struct Endpoint<Value: Decodable & Sendable>: Request {
     public var method: HTTPMethod
     /// The path below the base URL, or an absolute URL.
     public var path: String
-    /// The parameters: the query for `GET`, `HEAD`, `DELETE` and with a body; otherwise the body,
-    /// encoded with ``Configuration/bodyEncoding``.
+    /// The parameters: fields of the form with a multipart body; the query with any other body, and for
+    /// `GET`, `HEAD` and `DELETE`; otherwise the body, encoded with ``Configuration/bodyEncoding``.
     public var parameters: JSON?
     /// The body, when it has one.
     public var body: RequestBody?
@@ -31,13 +31,15 @@ public struct Endpoint<Value: Decodable & Sendable>: Request {
     public var headers: HTTPHeaders
     /// The deadline of each attempt; `nil` uses ``Configuration/timeout``.
     public var timeout: TimeInterval?
+    /// The longest wait for the next byte in each attempt; `nil` uses ``Configuration/idleTimeout``.
+    public var idleTimeout: TimeInterval?
     /// How it uses the response cache; `nil`, no caching.
     public var cachePolicy: CachePolicy?
 
     /// Creates an ad-hoc request decoding its answer as `Value`.
     public init(
         _ method: HTTPMethod = .get, _ path: String, parameters: JSON? = nil, body: RequestBody? = nil, headers: HTTPHeaders = [:],
-        timeout: TimeInterval? = nil, cachePolicy: CachePolicy? = nil, as type: Value.Type = Value.self
+        timeout: TimeInterval? = nil, idleTimeout: TimeInterval? = nil, cachePolicy: CachePolicy? = nil, as type: Value.Type = Value.self
     ) {
         self.method = method
         self.path = path
@@ -45,6 +47,7 @@ public struct Endpoint<Value: Decodable & Sendable>: Request {
         self.body = body
         self.headers = headers
         self.timeout = timeout
+        self.idleTimeout = idleTimeout
         self.cachePolicy = cachePolicy
     }
 }

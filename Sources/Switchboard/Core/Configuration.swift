@@ -60,7 +60,9 @@ public struct Configuration: Sendable {
     /// Where log lines go. Default: ``ConsoleLogger``.
     public var logger: any NetworkLogger = ConsoleLogger()
 
-    /// Where parameters of `POST`, `PUT` and `PATCH` go when the request doesn't say. Default: `.form`.
+    /// How the parameters of a request without a ``Request/body`` are encoded when its method isn't
+    /// `GET`, `HEAD` or `DELETE` (`POST`, `PUT`, `PATCH`…) and its ``Request/parameterEncoding`` is
+    /// `nil`. Default: `.form`.
     public var bodyEncoding: ParameterEncoding = .form
 
     /// Status codes that count as success. Default: 200..<300.

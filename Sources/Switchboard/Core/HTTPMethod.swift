@@ -35,7 +35,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
         }
     }
 
-    /// Whether parameters go in the URL query by default (`GET`, `HEAD`, `DELETE`) rather than the body.
+    /// Whether parameters go in the URL query by default (`GET`, `HEAD`, `DELETE`) rather than the body,
+    /// for a request without a ``Request/body`` (with one, see ``Request/parameterEncoding``).
     public var encodesParametersInQuery: Bool {
         switch rawValue {
         case "GET", "HEAD", "DELETE": true

@@ -84,6 +84,12 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// Whether this is ``unauthorized(_:)``: a 401.
+    public var isUnauthorized: Bool {
+        if case .unauthorized = self { return true }
+        return false
+    }
+
     /// One line for logs and transcripts.
     public var description: String {
         switch self {

@@ -61,12 +61,16 @@ public protocol Request: Sendable {
     /// Parameters, a ``JSON`` object for query and form encoding; any JSON for `.json`. Default: none.
     var parameters: JSON? { get }
 
-    /// Where the parameters go. Default `nil`: the query for `GET`, `HEAD` and `DELETE` and for a
-    /// request with a ``body``, otherwise the body with ``Configuration/bodyEncoding``.
+    /// Where the parameters go. Default `nil`: with a multipart ``body``, fields of the form (before its
+    /// parts); with any other ``body``, the query; without a body, the query for `GET`, `HEAD` and
+    /// `DELETE` and otherwise the body, encoded with ``Configuration/bodyEncoding``. `.query` is always
+    /// the query; `.form` with a multipart body is its fields. With any ``body``, `.json`, and `.form`
+    /// unless the body is multipart, fail the send with ``NetworkError/invalidRequest(reason:)``.
     var parameterEncoding: ParameterEncoding? { get }
 
-    /// A body given as it is (bytes, text or JSON), instead of one encoded from ``parameters``.
-    /// With a body, parameters go in the query. Default: none.
+    /// A body given as it is (bytes, text, JSON, an `Encodable` value, a file or a multipart form),
+    /// instead of one encoded from ``parameters``. With a multipart body, parameters become fields of
+    /// the form; with any other body, they go in the query (see ``parameterEncoding``). Default: none.
     var body: RequestBody? { get }
 
     /// Whether this request's body is compressed before it is sent (see ``BodyCompression``); `nil`
@@ -86,6 +90,13 @@ public protocol Request: Sendable {
     /// The deadline of each attempt in seconds, from its start to the last byte; `nil` uses
     /// ``Configuration/timeout``. With retries a send can take several deadlines plus the waits between.
     var timeout: TimeInterval? { get }
+
+    /// How long each attempt may go without a byte sent or received, in seconds, before it fails with
+    /// ``NetworkError/idleTimeout(after:)``; `nil` uses ``Configuration/idleTimeout`` (30 s). Waiting
+    /// for a free connection counts as idle. YTKNetwork's `requestTimeoutInterval` (an
+    /// `NSURLRequest.timeoutInterval`) is this timeout, not ``timeout``. 0, a negative number, NaN or
+    /// infinity means none (``timeout`` still ends the attempt); more than 23 days is 23 days.
+    var idleTimeout: TimeInterval? { get }
 
     /// Scheduling priority. Default: `.default`.
     var priority: RequestPriority { get }
@@ -144,6 +155,7 @@ extension Request {
     public var headers: HTTPHeaders { HTTPHeaders() }
     public var credentials: Credentials? { nil }
     public var timeout: TimeInterval? { nil }
+    public var idleTimeout: TimeInterval? { nil }
     public var priority: RequestPriority { .default }
     public var validation: Validation { .default }
     public var useCDN: Bool { false }

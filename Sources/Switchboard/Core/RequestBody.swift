@@ -24,7 +24,8 @@ public enum RequestBody: Sendable, Hashable {
     /// with ``NetworkError/invalidRequest(reason:)`` before anything is sent.
     case file(URL, contentType: String = "application/octet-stream")
     /// A `multipart/form-data` body; see ``MultipartFormData``. The request's ``Request/parameters``
-    /// become fields of the form (unless its ``Request/parameterEncoding`` is `.query`).
+    /// become fields of the form (unless its ``Request/parameterEncoding`` is `.query`: then the
+    /// query; `.json` fails the send with ``NetworkError/invalidRequest(reason:)``).
     case multipart(MultipartFormData)
     /// An `Encodable` value, encoded to JSON (`application/json`) when the request is built; see
     /// ``encodable(_:coding:)``.

@@ -12,7 +12,8 @@ import Foundation
 /// - The token goes in `Authorization: Bearer <token>` (the header and prefix are configurable).
 /// - Without a token yet, the first request fetches one with `refresh`.
 /// - On a 401 (``NetworkError/unauthorized(_:)``) for the token in use, the token is refreshed and the
-///   request is retried once with the new one. Concurrent 401s share one refresh. A 401 for a token
+///   request is retried once with the new one. An API that signals an expired token otherwise (a 403
+///   with an error code, say) names that failure with `isExpired`; the rules below then apply to it. Concurrent 401s share one refresh. A 401 for a token
 ///   that was already replaced is retried at once with the current one. A second 401 for the same
 ///   request, or a refresh that throws or takes longer than `refreshTimeout`, ends the send with the
 ///   401; other 401s for the token whose refresh failed don't try again.
@@ -25,6 +26,7 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     private let header: String
     private let prefix: String
     private let applies: @Sendable (any Request) -> Bool
+    private let isExpired: @Sendable (NetworkError) -> Bool
     private let store: TokenStore
 
     /// Creates the interceptor.
@@ -34,18 +36,25 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     ///   - prefix: what precedes the token in it. Default: `Bearer `.
     ///   - applies: which requests get the token. Default: all (but the sends of its own refresh).
     ///   - refreshTimeout: the longest a refresh may take, in seconds; a slower one fails. Default: 30.
-    ///   - refresh: fetches a new token; runs once at a time, however many requests need one.
+    ///   - isExpired: which failures mean the token expired. Default: a 401,
+    ///     ``NetworkError/unauthorized(_:)``. For an API that answers an expired token with a 403 and an
+    ///     error code: `{ $0.isUnauthorized || ($0.statusCode == 403 && $0.errorResponse?.json?["error"] == "token_expired") }`.
+    ///     Called on the interceptors' task; it must not block.
+    ///   - refresh: fetches a new token; runs once at a time, however many requests need one. It runs
+    ///     in a task of its own; save the new token (to the keychain, say) here, before returning it.
     public init(
         token: String? = nil,
         header: String = "Authorization",
         prefix: String = "Bearer ",
         applies: @escaping @Sendable (any Request) -> Bool = { _ in true },
         refreshTimeout: TimeInterval = 30,
+        isExpired: @escaping @Sendable (NetworkError) -> Bool = { $0.isUnauthorized },
         refresh: @escaping @Sendable () async throws -> String
     ) {
         self.header = header
         self.prefix = prefix
         self.applies = applies
+        self.isExpired = isExpired
         store = TokenStore(token: token, timeout: refreshTimeout, refresh: refresh)
     }
 
@@ -74,9 +83,9 @@ public final class AuthenticationInterceptor: RequestInterceptor {
         return adapted
     }
 
-    /// Retries a first 401 with a refreshed (or already replaced) token.
+    /// Retries a first 401 (or a failure `isExpired` names) with a refreshed (or already replaced) token.
     public func retry(_ context: RetryContext) async -> RetryDecision {
-        guard case .unauthorized = context.error, applies(context.original) else { return .doNotRetry }
+        guard isExpired(context.error), applies(context.original) else { return .doNotRetry }
         // The refresh's own send was refused: the refresh fails (retrying would wait for itself).
         let scope = RefreshScope.current
         if let mark = scope.runningMark(of: storeID) {
@@ -87,7 +96,7 @@ public final class AuthenticationInterceptor: RequestInterceptor {
         // (two refreshes could wait for each other): its 401 stands.
         if scope.isInsideARunningRefresh { return .doNotRetry }
         // Once per request: a second 401 means the new token is refused too.
-        guard context.errors.filter({ if case .unauthorized = $0 { true } else { false } }).count == 1 else { return .doNotRetry }
+        guard context.errors.filter(isExpired).count == 1 else { return .doNotRetry }
         let sent = context.request.headers[header].map { String($0.dropFirst(prefix.count)) }
         do {
             try await store.replace(sent)

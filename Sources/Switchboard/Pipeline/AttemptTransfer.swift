@@ -15,7 +15,7 @@ extension TransferOptions {
             credentials: request.credentials,
             maximumResponseSize: configuration.value.maximumResponseSize,
             redirects: configuration.value.redirects,
-            idleTimeout: configuration.value.idleTimeout
+            idleTimeout: request.idleTimeout ?? configuration.value.idleTimeout
         )
     }
 }

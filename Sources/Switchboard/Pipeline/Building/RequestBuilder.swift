@@ -185,7 +185,7 @@ enum RequestBuilder {
         var urlRequest = URLRequest(url: url)
         // GET is the default; setting it anyway costs a copy of the request's storage on Linux.
         if request.method != .get { urlRequest.httpMethod = request.method.rawValue }
-        urlRequest.timeoutInterval = IdleTimeouts.effective(configuration.value.idleTimeout) ?? IdleTimeouts.longest
+        urlRequest.timeoutInterval = IdleTimeouts.effective(request.idleTimeout ?? configuration.value.idleTimeout) ?? IdleTimeouts.longest
 
         var headers = HTTPHeaders()
         if request.responseFormat == .json { headers["Accept"] = "application/json" }

@@ -71,7 +71,7 @@ extension DownloadRequest {
     /// Downloads report progress to observers.
     public var reportsProgress: Bool { true }
     /// A day: a large download takes longer than an API call's deadline; the idle timeout
-    /// (``Configuration/idleTimeout``) still ends a stalled one.
+    /// (``Request/idleTimeout`` or ``Configuration/idleTimeout``) still ends a stalled one.
     public var timeout: TimeInterval? { 86_400 }
 }
 
