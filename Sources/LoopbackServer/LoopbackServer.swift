@@ -17,6 +17,8 @@ import Foundation
 /// ```
 ///
 /// A server is started once; after `stop()` it cannot be started again. Dropping the last reference stops it.
+/// Its Darwin socket code (`SO_NOSIGPIPE`, `sin_len`, waking `accept` on stop) is written for, not built
+/// or tested in this project's CI.
 public final class LoopbackServer: Sendable {
     let core: ServerCore
 

@@ -5,7 +5,8 @@ import Darwin
 import Glibc
 #endif
 
-/// Thin wrappers over the BSD socket calls the server needs, hiding the Linux/Darwin differences.
+/// Thin wrappers over the BSD socket calls the server needs, hiding the Linux/Darwin differences (the
+/// Darwin branches are written for, not built or tested in this project's CI).
 enum SocketIO {
     #if canImport(Darwin)
     static let streamType = SOCK_STREAM

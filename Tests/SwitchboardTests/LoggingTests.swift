@@ -93,4 +93,13 @@ final class CapturingLogger: NetworkLogger {
         #expect(raw.contains("Basic YWRhOnB3"))
         #expect(throws: NetworkError.self) { try Dispatcher().cURLDescription(for: Echo()) }
     }
+
+    /// A HEAD is `--head`: with `-X HEAD` curl waits for a body that never comes.
+    @Test func aHeadRequestIsCurlsHeadNotAMethodOverride() throws {
+        let client = Dispatcher(configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com") })
+        let line = try client.cURLDescription(for: Echo(method: .head, path: "/ping"))
+        #expect(line.hasPrefix("curl --head "), "\(line)")
+        #expect(!line.contains("-X"), "\(line)")
+        #expect(try client.cURLDescription(for: Echo(method: .delete, path: "/ping")).hasPrefix("curl -X DELETE "))
+    }
 }

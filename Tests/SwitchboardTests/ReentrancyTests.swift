@@ -11,7 +11,7 @@ import Testing
 /// session's own queues, or if a cancel could reach a task that had already left the session: a cancel
 /// that races a task's completion there is a `fatalError` ("Trying to access a behaviour for a task
 /// that in not in the registry"). A delegate running inline on FoundationNetworking's work queue, tried
-/// for speed, crashed this suite in 6 of 12 runs; see BENCHMARKS.md.
+/// for speed, crashed this suite in 6 of 12 runs; see docs/perf-log.md.
 @Suite(timeLimit(minutes: 1)) struct ReentrancyTests {
     @Test(arguments: TransportUnderTest.network) func immediateCallbacksMaySendAndCancel(_ kind: TransportUnderTest) async throws {
         try await withServer { server in

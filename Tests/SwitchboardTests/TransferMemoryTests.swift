@@ -5,7 +5,7 @@ import Testing
 /// Large transfers in bounded memory, measured in a process of their own (`switchboard-probe`), so
 /// that nothing else the suite does moves the figure: a 200 MiB multipart upload from disk and a
 /// 256 MiB download to a file may each raise the peak resident memory by at most 64 MiB. Both are
-/// checked byte for byte. (The benchmark measures 1 GiB; see BENCHMARKS.md.) Not under a sanitizer:
+/// checked byte for byte. (The benchmark measures 1 GiB; see docs/perf-log.md.) Not under a sanitizer:
 /// its bookkeeping grows with every allocation, so the figure means nothing there, and moving and
 /// checking half a GiB through instrumented code takes the CPU from every other test for a minute
 /// (their time bounds then fail). The bytes are checked byte for byte by the other transfer suites.

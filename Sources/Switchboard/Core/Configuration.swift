@@ -142,7 +142,8 @@ public struct Configuration: Sendable {
     /// an HTTP proxy of the app's (see ``ProxySetting``). Default: ``ProxySetting/environment``. A
     /// transport setting: a change makes a new transport at the next send (which reads the environment
     /// again). The URLSession transport on Linux can't be told a proxy: ``ProxySetting/http(_:)``
-    /// fails every send there with ``NetworkError/proxyFailed(reason:)``.
+    /// fails every send there with ``NetworkError/proxyFailed(reason:)``. On Apple platforms (written
+    /// for, not built or tested in this project's CI) it applies only ``ProxySetting/environment``.
     public var proxy: ProxySetting = .environment {
         didSet { routeAndTrustAreDefault = serverTrust.isSystemDefault && proxy == .environment }
     }

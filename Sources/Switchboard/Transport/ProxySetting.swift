@@ -14,8 +14,10 @@ import Foundation
 /// Linux (FoundationNetworking reads the environment on its own and ignores
 /// `connectionProxyDictionary`): there ``http(_:)`` fails every send with
 /// ``NetworkError/proxyFailed(reason:)``, and so does ``none`` while a proxy variable is set, since
-/// it could not be honoured. A request never goes another way than the one asked for: a proxy that
-/// can't be used fails the send rather than let it go straight.
+/// it could not be honoured. On Apple platforms (written for, not built or tested in this project's
+/// CI) the URLSession transport applies only ``environment``, as the system's proxy settings; ``none``
+/// and ``http(_:)`` fail every send there. A request never goes another way than the one asked for: a
+/// proxy that can't be used fails the send rather than let it go straight.
 public enum ProxySetting: Sendable, Hashable {
     /// Every request goes straight to its server; the environment's proxy variables are ignored.
     case none

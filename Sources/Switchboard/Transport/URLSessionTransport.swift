@@ -16,6 +16,12 @@ import FoundationNetworking
 ///
 /// Cookies follow ``Configuration/cookies``: none, an in-memory jar (the default), or the shared
 /// `HTTPCookieStorage`. Nothing else is persisted: no URL cache, no credential storage.
+///
+/// On Apple platforms (written for, not built or tested in this project's CI): TLS server-trust and
+/// client-certificate challenges are left to the system; of ``Configuration/proxy`` only
+/// ``ProxySetting/environment`` applies (the system's proxy settings), any other setting failing every
+/// send with ``NetworkError/proxyFailed(reason:)``; a request's idle timeout goes to URLSession as it
+/// is, not rounded up to whole seconds.
 public final class URLSessionTransport: Transport {
     private let session: URLSession
     private let delegate: SessionDelegate

@@ -20,9 +20,10 @@ import Foundation
 /// parameters, a multipart form assembled in memory. A file body, and a form assembled in a file (over
 /// ``Configuration/multipartMemoryThreshold``), go as they are; so does a request that sets its own
 /// `Content-Encoding`, and a ``Request/makeURLRequest(baseURL:)`` request. zlib is loaded at run time
-/// (`libz.so.1`; `libz.1.dylib` on Apple platforms, not built in CI): where it can't be, a send that
-/// asks for compression fails with ``NetworkError/invalidRequest(reason:)`` before anything is sent,
-/// never sending the body uncompressed instead.
+/// (`libz.so.1`; `libz.1.dylib` on Apple platforms, written for, not built or tested in this project's
+/// CI): where it can't be, a send that asks for compression fails with
+/// ``NetworkError/invalidRequest(reason:)`` before anything is sent, never sending the body
+/// uncompressed instead.
 ///
 /// Only ask for it where the server accepts compressed request bodies: many don't (HTTP has no way
 /// to ask first). A dispatcher-wide setting applies to every host it sends to, absolute URLs

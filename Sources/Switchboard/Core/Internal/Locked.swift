@@ -9,9 +9,9 @@ import Musl
 /// The project's one lock wrapper: all mutable state of an object lives in one value inside it and is
 /// reached only through `withLock { }`.
 ///
-/// A pthread mutex (or `os_unfair_lock` on Apple platforms) rather than `Synchronization.Mutex`, because
-/// the thread sanitizer on Linux cannot see `Mutex`'s locking and would report false races (and `Mutex`
-/// would raise the deployment floor). The state and the mutex share one allocation (``LockStorage``):
+/// A pthread mutex (or `os_unfair_lock` on Apple platforms: written for, not built or tested in this
+/// project's CI) rather than `Synchronization.Mutex`, because the thread sanitizer on Linux cannot see
+/// `Mutex`'s locking and would report false races (and `Mutex` would raise the deployment floor). The state and the mutex share one allocation (``LockStorage``):
 /// every send makes several locks, and a second `malloc` for each mutex showed in profiles.
 ///
 /// A copy of a `Locked` is the same lock and the same state (it holds a reference).

@@ -36,6 +36,8 @@ extension JSON {
     ///
     /// Boolean `NSNumber`s become `.bool`, integral ones `.integer` (unsigned values above `Int64.max`
     /// become `.double`), floating-point ones `.double`. Swift `Bool`/`Int`/`Double` values bridge the same way.
+    /// On Apple platforms (written for, not built or tested in this project's CI): a boolean is
+    /// recognised as a `CFBoolean`.
     ///
     /// - Parameter foundationObject: The value to convert.
     /// - Returns: `nil` when the value (or anything nested in it) has no JSON representation.

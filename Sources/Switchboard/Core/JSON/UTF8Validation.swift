@@ -1,5 +1,7 @@
 /// Validates UTF-8: `String(validating:)` where the platform has it (iOS 18, macOS 15 and later, and
 /// Linux), this file's own check below that, and the offset of the first malformed byte for errors.
+/// The fallback on older Apple platforms is written for, not built or tested in this project's CI
+/// (the check itself, `portableString`, is tested on Linux).
 enum UTF8Validation {
     /// The string `bytes` spell, or `nil` when they are not well-formed UTF-8.
     @inline(__always)

@@ -23,7 +23,8 @@ public struct ImageUpload: Request {
     public let fieldName: String
     /// Form fields sent before the images (a JSON object).
     public let parameters: JSON?
-    /// Between 0 and 1: re-encode each image as JPEG at this quality (Apple platforms; a no-op on Linux).
+    /// Between 0 and 1: re-encode each image as JPEG at this quality (Apple platforms, with ImageIO:
+    /// written for, not built or tested in this project's CI; a no-op on Linux).
     public let compressionQuality: Double?
     /// `POST`, `PUT` or `PATCH`.
     public let method: HTTPMethod
@@ -38,7 +39,8 @@ public struct ImageUpload: Request {
     ///   - images: the images' bytes.
     ///   - fieldName: the field name of every image.
     ///   - parameters: a JSON object of form fields sent with the images.
-    ///   - compressionQuality: JPEG quality for re-encoding (Apple platforms only).
+    ///   - compressionQuality: JPEG quality for re-encoding (Apple platforms only: written for, not
+    ///     built or tested in this project's CI).
     ///   - method: `POST` (default), `PUT` or `PATCH`.
     ///   - validation: what the reply must be.
     public init(
@@ -72,7 +74,8 @@ extension Dispatcher {
     ///   - path: a path below the base URL, or an absolute URL.
     ///   - fieldName: the field name of every image.
     ///   - parameters: form fields sent with the images.
-    ///   - compressionQuality: JPEG quality for re-encoding (Apple platforms only).
+    ///   - compressionQuality: JPEG quality for re-encoding (Apple platforms only: written for, not
+    ///     built or tested in this project's CI).
     ///   - progress: upload progress, on ``Configuration/callbackQueue``.
     ///   - completion: the reply's JSON or the error, once, on ``Configuration/callbackQueue``.
     /// - Returns: a handle to cancel the upload.

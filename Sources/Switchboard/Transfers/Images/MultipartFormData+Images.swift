@@ -20,8 +20,9 @@ extension MultipartFormData {
     ///   - images: the images' bytes.
     ///   - name: the field name, the same for each (`images`, or `images[]` for PHP-style servers).
     ///   - compressionQuality: between 0 and 1, re-encodes each image as JPEG at that quality on Apple
-    ///     platforms (ImageIO); `nil`, or outside (0, 1), sends the images as they are. Elsewhere
-    ///     (Linux) images are always sent as they are.
+    ///     platforms (ImageIO: written for, not built or tested in this project's CI); `nil`, or
+    ///     outside (0, 1), sends the images as they are. Elsewhere (Linux) images are always sent as
+    ///     they are.
     ///   - date: the date in the file names.
     ///   - fileName: the file name of each image; by default ``defaultImageFileName(date:index:format:)``.
     public mutating func appendImages(

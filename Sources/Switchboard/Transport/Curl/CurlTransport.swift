@@ -109,7 +109,8 @@ private struct CurlTask: TransportTask {
 extension TransportFactory {
     /// The libcurl transport (``CurlTransport``, Linux only). Where it can't be used (no libcurl, one
     /// older than 7.68, another platform), every send fails with a ``NetworkError/transport(_:)`` error
-    /// that says why; use ``curlIfAvailable()`` to fall back instead.
+    /// that says why; use ``curlIfAvailable()`` to fall back instead. On Apple platforms (written for,
+    /// not built or tested in this project's CI) it is always that failing transport.
     ///
     /// ```swift
     /// Dispatcher.shared.updateConfiguration { $0.transport = .curl }
@@ -132,7 +133,8 @@ extension TransportFactory {
     /// Dispatcher.shared.updateConfiguration { $0.transport = (try? .curlIfAvailable()) ?? .urlSession }
     /// ```
     /// - Throws: ``CurlLoadError`` saying why not: no `libcurl.so.4`, one older than 7.68, a processor
-    ///   other than x86_64 or AArch64, a platform other than Linux.
+    ///   other than x86_64 or AArch64, a platform other than Linux (on Apple platforms, written for,
+    ///   not built or tested in this project's CI: always).
     public static func curlIfAvailable() throws(CurlLoadError) -> TransportFactory {
         #if canImport(Glibc)
         _ = try CurlLibrary.shared.get()
