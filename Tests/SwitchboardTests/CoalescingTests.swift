@@ -59,6 +59,29 @@ struct Shared: Request {
         }
     }
 
+    /// Sends share a transfer by their idle timeouts as applied: NaN and 0 both mean none and share
+    /// one, and the table is empty after (a NaN, equal to nothing, once made a key that never found
+    /// itself: a new entry per send, never removed); another idle timeout gets a transfer of its own.
+    @Test(arguments: TransportUnderTest.network) func sendsShareByTheirIdleTimeoutsAsApplied(_ kind: TransportUnderTest) async throws {
+        struct Quiet: Request {
+            var path: String { "/concurrent/idle?hold=release" }
+            let idleTimeout: TimeInterval?
+        }
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let recorder = RecordingObserver<Quiet>()
+            recorder.observe(client)
+            for idle in [Double.nan, 0, .nan, 100] { client.send(Quiet(idleTimeout: idle)) }
+            #expect(await eventually(timeout: 20) { server.hits("/concurrent/idle") >= 2 })
+            server.release("idle")
+            let events = await recorder.waitForTerminalEvents(4, timeout: 30 * timeScale)
+            #expect(events.filter(\.isTerminal).count == 4)
+            #expect(events.filter(\.isTerminal).allSatisfy { $0.response?.json["key"] == "idle" })
+            #expect(server.hits("/concurrent/idle") == 2, "none (NaN, 0, NaN) shared one transfer; 100 s its own")
+            #expect(await eventually { client.sharedTransferCount == 0 }, "no entry left behind")
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func cancellingOneOfTwoCoalescedSendsLeavesTheOtherToFinish(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

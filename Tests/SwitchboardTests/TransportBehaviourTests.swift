@@ -147,6 +147,32 @@ import Testing
         }
     }
 
+    /// Through a dispatcher too, a custom `URLRequest` (YTKNetwork's `buildCustomUrlRequest`) keeps the
+    /// `timeoutInterval` it set as its idle timeout, over the configuration's; a request's own
+    /// `idleTimeout` wins over both.
+    @Test(arguments: TransportUnderTest.network) func aCustomURLRequestsTimeoutIntervalIsItsIdleTimeoutThroughADispatcher(_ kind: TransportUnderTest) async throws {
+        struct Built: Request {
+            let urlRequest: URLRequest
+            var idleTimeout: TimeInterval?
+            var path: String { "/ignored" }
+            func makeURLRequest(baseURL: URL?) throws -> URLRequest? { urlRequest }
+        }
+        try await withServer { server in
+            let client = makeClient(server, on: kind)  // idle timeout 120 s
+            var silent = URLRequest(url: server.url("/delay/60000"))
+            silent.timeoutInterval = 1
+            let result = await client.result(Built(urlRequest: silent))
+            guard case .failure(.idleTimeout(1)) = result else {
+                Issue.record("\(kind): expected the URLRequest's 1 s, got \(result)")
+                return
+            }
+            var slow = URLRequest(url: server.url("/delay/2500"))
+            slow.timeoutInterval = 1
+            let response = try await client.response(for: Built(urlRequest: slow, idleTimeout: 0))
+            #expect(response.json["delayed"] == 2500, "the request's own idle timeout (none) wins")
+        }
+    }
+
     /// No extra round trip on a cold start: with no connection open, N concurrent sends to one host all
     /// reach it before any is answered (the route answers only once all four are in). libcurl's
     /// `PIPEWAIT` on clear-text transfers once made the others wait for the first one's response.

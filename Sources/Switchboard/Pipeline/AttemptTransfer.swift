@@ -7,15 +7,18 @@ import FoundationNetworking
 /// What stages 4 and 5 hand a transport for one attempt: its options, and its callbacks with the
 /// progress gate in front of observers.
 extension TransferOptions {
-    /// The options of an attempt of `request`.
-    init<R: Request>(for request: R, timeout: TimeInterval, configuration: ConfigurationSnapshot) {
+    /// The options of an attempt of `request`, built as `prepared`. The idle timeout is the request's
+    /// own; else a custom `URLRequest`'s `timeoutInterval`, when it was set (not `URLRequest`'s default
+    /// of 60 s); else the configuration's.
+    init<R: Request>(for request: R, _ prepared: RequestBuilder.Prepared, timeout: TimeInterval, configuration: ConfigurationSnapshot) {
+        let own = prepared.isCustom ? prepared.urlRequest.timeoutInterval : 60
         self.init(
             timeout: timeout,
             priority: request.priority.taskPriority,
             credentials: request.credentials,
             maximumResponseSize: configuration.value.maximumResponseSize,
             redirects: configuration.value.redirects,
-            idleTimeout: request.idleTimeout ?? configuration.value.idleTimeout
+            idleTimeout: request.idleTimeout ?? (own != 60 ? own : configuration.value.idleTimeout)
         )
     }
 }

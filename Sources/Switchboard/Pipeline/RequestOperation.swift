@@ -165,7 +165,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         // The state, not `self`, records: a weak reference to the operation would give it a side table.
         let record: @Sendable (TransferProgress) -> Void = { [state] value in state.withLock { $0.progress = value } }
         let callbacks = TransferCallbacks.attempt(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
-        let options = TransferOptions(for: request, timeout: plan.timeout, configuration: plan.check.settings)
+        let options = TransferOptions(for: request, prepared, timeout: plan.timeout, configuration: plan.check.settings)
         let shared = plan.coalescer.flatMap {
             CoalesceStage.run(TransportRequest(urlRequest, body: prepared.body, origin: request), options: options, callbacks: callbacks, coalescer: $0, on: transport)
         }

@@ -121,6 +121,28 @@ enum E2EScenario {
                 }
             )
 
+            // The floor with what a main-queue observer and closure cost by themselves: the bare delegate
+            // session, plus the two hops to the main queue that `send` + observer makes (`started`,
+            // posted as the transfer begins; the terminal event and the closure, in one block after it).
+            let bareMain: Variant = (
+                "bare delegate + main-queue hops",
+                { counter, _ in
+                    while counter.take() {
+                        DispatchQueue.main.async { blackHole &+= 1 }
+                        guard let data = await bareClient.data(for: rawRequest),
+                            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                        else { counter.fail(); continue }
+                        let count = object.count
+                        await withCheckedContinuation { continuation in
+                            DispatchQueue.main.async {
+                                blackHole &+= count
+                                continuation.resume()
+                            }
+                        }
+                    }
+                }
+            )
+
             let configuration = Configuration {
                 $0.baseURL = server.baseURL
                 $0.maximumConnectionsPerHost = concurrency
@@ -213,7 +235,7 @@ enum E2EScenario {
             // SWITCHBOARD_BENCH_ONLY=<variant name> runs one client alone (for profiling runs).
             let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"]
             if let only {
-                let chosen = ([raw, rawMain, bare, send, async] + curlVariants).filter { $0.name == only }
+                let chosen = ([raw, rawMain, bare, bareMain, send, async] + curlVariants).filter { $0.name == only }
                 guard !chosen.isEmpty else { throw BenchError("SWITCHBOARD_BENCH_ONLY: no client named \(only)") }
                 for variant in chosen {
                     let run = try await measure(variant, requests: requests, concurrency: concurrency)
@@ -227,7 +249,7 @@ enum E2EScenario {
             }
             // SWITCHBOARD_BENCH_CLIENTS=<name>,<name> compares only those clients with URLSession.
             let names = try environmentList("SWITCHBOARD_BENCH_CLIENTS")
-            let all = [raw, rawMain, bare, send, async] + curlVariants
+            let all = [raw, rawMain, bare, bareMain, send, async] + curlVariants
             if let unknown = names?.first(where: { name in !all.contains { $0.name == name } }) {
                 throw BenchError("SWITCHBOARD_BENCH_CLIENTS: no client named \(unknown); choose from \(all.map(\.name).joined(separator: ", "))")
             }
@@ -286,8 +308,16 @@ enum E2EScenario {
                             baselineName: "bare delegate session", target: "≤ 1.10×"))
                 }
             }
+            // The same with the floor paying the observer's two main-queue hops too: what the
+            // dispatcher adds to them.
+            if let floor = samples["bare delegate + main-queue hops"], let candidate = samples["send + observer"] {
+                figures.append(
+                    Figure(
+                        name: "send + observer vs the floor with its main-queue hops, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu,
+                        baseline: floor.cpu, baselineName: "bare delegate + main-queue hops", target: "≤ 1.10×"))
+            }
             for name in [
-                "URLSession + main queue", "bare delegate session", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer",
+                "URLSession + main queue", "bare delegate session", "bare delegate + main-queue hops", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer",
                 "libcurl: response(for:)", "curl --parallel", "C libcurl client",
             ] {
                 guard let candidate = samples[name] else { continue }

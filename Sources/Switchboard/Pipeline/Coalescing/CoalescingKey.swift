@@ -37,7 +37,8 @@ struct CoalescingKey: Hashable, Sendable {
         credentials = options.credentials
         maximumResponseSize = options.maximumResponseSize
         redirects = options.redirects
-        idleTimeout = options.idleTimeout ?? request.urlRequest.timeoutInterval
+        // As applied (NaN, which equals nothing, would make a key that never finds itself).
+        idleTimeout = IdleTimeouts.effective(options.idleTimeout ?? request.urlRequest.timeoutInterval)
         var hasher = Hasher()
         hasher.combine(method)
         hasher.combine(self.url)
