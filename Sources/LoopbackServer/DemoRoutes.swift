@@ -14,9 +14,14 @@ extension LoopbackServer {
         route("POST", "/events", DemoRoutes.events)
         route("POST", "/iphone/image/upload", DemoRoutes.uploadImage)
         route("POST", "/upload/images", DemoRoutes.uploadImages)
+        // The README's token sample starts with "stale-token", which this API answers as some do: a 403
+        // with an error code (the sample's `isExpired` names it); any other wrong token gets a 401.
         route("GET", "/me") { request in
-            request.header("Authorization") == "Bearer fresh-token"
-                ? .json(["name": "Ada", "id": "1"]) : .json(["error": "token expired"], status: 401)
+            switch request.header("Authorization") {
+            case "Bearer fresh-token": .json(["name": "Ada", "id": "1"])
+            case "Bearer stale-token": .json(["error": "token_expired"], status: 403)
+            default: .json(["error": "token expired"], status: 401)
+            }
         }
         route("POST", "/auth/refresh") { _ in .json(["token": "fresh-token"]) }
         // An 8 MiB file served a little slowly (a progress bar has something to show), and a way to

@@ -166,6 +166,48 @@ import Testing
         }
     }
 
+    /// An expiry named by `isExpired` follows the 401 rules: five concurrent 403s share one refresh and
+    /// each is retried once; a 403 to one of the refresh's own sends fails the refresh, even when
+    /// `refresh` catches it and returns a token, and the send ends with its 403 (no loop).
+    @Test(arguments: TransportUnderTest.network) func namedExpiriesShareOneRefreshAndTheRefreshsOwnExpiryFailsIt(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let seen = Box<[String]>([])
+            server.route(nil, "/expiring") { request in
+                let header = request.header("Authorization") ?? "-"
+                seen.mutate { $0.append(header) }
+                return header == "Bearer T1" ? .json(["ok": true]) : .json(["error": "token_expired"], status: 403)
+            }
+            let expired: @Sendable (NetworkError) -> Bool = { $0.statusCode == 403 && $0.errorResponse?.json?["error"] == "token_expired" }
+            let refreshes = Box(0)
+            let shared = AuthenticationInterceptor(token: "T0", isExpired: expired) {
+                refreshes.mutate { $0 += 1 }
+                // Lasts until all five have had their 403.
+                _ = await eventually(timeout: 20) { seen.value.filter { $0 == "Bearer T0" }.count == 5 }
+                return "T1"
+            }
+            let client = makeClient(server, on: kind) { $0.interceptors = [shared] }
+            let attempts = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<5 { group.addTask { try await client.response(for: Get("/expiring?i=\(index)")).attempts } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(attempts == [2, 2, 2, 2, 2])
+            #expect(refreshes.value == 1)
+
+            // The refresh's own send (no token: it isn't adapted) gets the expiry 403.
+            let refused = Box<Dispatcher?>(nil)
+            let selfDefeating = AuthenticationInterceptor(token: "T0", isExpired: expired) {
+                _ = try? await refused.value?.response(for: Get("/expiring?own"))
+                return "T1"
+            }
+            let failing = makeClient(server, on: kind) { $0.interceptors = [selfDefeating] }
+            refused.mutate { $0 = failing }
+            seen.mutate { $0 = [] }
+            let failure = await failing.result(Get("/expiring?first")).failure
+            #expect(failure?.statusCode == 403, "\(String(describing: failure))")
+            #expect(seen.value == ["Bearer T0", "-"], "the send, then the refresh's own; no retry with the refused refresh's token")
+        }
+    }
+
     /// An interceptor that suspends in `adapt` until released (or cancelled), and retries a 503 after
     /// a short wait.
     struct Suspending: RequestInterceptor {

@@ -126,7 +126,7 @@ private actor TokenStore {
 
     /// A send of the refresh got a 401 (the refresh's credentials are refused): the refresh fails.
     struct RefreshRefused: Error, CustomStringConvertible {
-        var description: String { "the token refresh's own request was answered 401" }
+        var description: String { "the token refresh's own request was refused (a 401, or a failure isExpired names)" }
     }
 
     /// The token, fetched first if there is none; while a refresh runs, the token it brings.

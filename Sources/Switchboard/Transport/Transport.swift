@@ -88,8 +88,9 @@ public struct TransferOptions: Sendable {
     /// The longest wait for the next byte before the transfer fails with
     /// ``NetworkError/idleTimeout(after:)``; `nil` leaves it to the transport: the request's own
     /// `timeoutInterval` when it isn't `URLRequest`'s default of 60 s, else the transport's
-    /// configuration's. 0, a negative number, NaN or infinity means none. A ``Dispatcher`` sets it from
-    /// ``Configuration/idleTimeout`` for every send.
+    /// configuration's. 0, a negative number, NaN or infinity means none. A ``Dispatcher`` sets it for
+    /// every send: the request's ``Request/idleTimeout``, else a custom `URLRequest`'s own
+    /// `timeoutInterval` when it set one, else ``Configuration/idleTimeout``.
     public var idleTimeout: TimeInterval?
 
     /// Creates options.

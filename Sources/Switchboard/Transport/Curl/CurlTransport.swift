@@ -54,7 +54,8 @@ public final class CurlTransport: Transport {
 
     /// Creates a transport with a configuration's transport settings (connections per host, cookies,
     /// and the idle timeout of a transfer whose ``TransferOptions/idleTimeout`` is `nil`; a dispatcher
-    /// sets that from ``Configuration/idleTimeout`` for every send, so a change applies to the next send).
+    /// sets that for every send, from ``Request/idleTimeout`` or ``Configuration/idleTimeout``, so a
+    /// change applies to the next send).
     /// - Throws: ``CurlLoadError`` when libcurl can't be used here.
     public convenience init(configuration: Configuration = Configuration()) throws(CurlLoadError) {
         try self.init(configuration: configuration, cookieJar: nil)
