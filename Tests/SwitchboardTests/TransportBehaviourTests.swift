@@ -129,7 +129,8 @@ import Testing
                 return
             }
             #expect(after == 1)
-            #expect(Date().timeIntervalSince(started) < 20 * timeScale, "the request's 1 s, not the configuration's 120 s")
+            // Far below the configuration's 120 s, with room for a loaded machine's stalls (20 s seen).
+            #expect(Date().timeIntervalSince(started) < 45 * timeScale, "the request's 1 s, not the configuration's 120 s")
             let adHoc = await patient.result(Endpoint<JSON>(.get, "/delay/60000", idleTimeout: 1))
             guard case .failure(.idleTimeout(1)) = adHoc else {
                 Issue.record("\(kind): the ad-hoc request got \(adHoc)")
