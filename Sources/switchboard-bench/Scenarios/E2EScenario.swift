@@ -317,7 +317,8 @@ enum E2EScenario {
                         baseline: floor.cpu, baselineName: "bare delegate + main-queue hops", target: "≤ 1.10×"))
             }
             for name in [
-                "URLSession + main queue", "bare delegate session", "bare delegate + main-queue hops", "send + observer", "response(for:)", "libcurl transport alone", "libcurl: send + observer",
+                "URLSession + main queue", "bare delegate session", "bare delegate + main-queue hops", "send + observer", "response(for:)", "libcurl transport alone",
+                "libcurl: send + observer",
                 "libcurl: response(for:)", "curl --parallel", "C libcurl client",
             ] {
                 guard let candidate = samples[name] else { continue }
