@@ -419,6 +419,27 @@ struct LoopbackServerTests {
         #expect(try LoopbackTestClient.object(data)["error"] as? String == "no image")
     }
 
+    /// `/me` answers the README's token sample as its API would: "stale-token" gets a 403 with
+    /// `token_expired` (what the sample's `isExpired` names), another wrong token a 401, the refreshed
+    /// one the user.
+    @Test func theDemoMeRouteAnswersEachTokenAsTheReadmeSays() async throws {
+        let server = try LoopbackServer.standard()
+        defer { server.stop() }
+        func me(_ token: String?) async throws -> (Int, [String: Any]) {
+            var request = URLRequest(url: server.url("/me"))
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let (data, response) = try await LoopbackTestClient.fetch(request)
+            return (response.statusCode, try LoopbackTestClient.object(data))
+        }
+        let stale = try await me("stale-token")
+        #expect(stale.0 == 403 && stale.1["error"] as? String == "token_expired")
+        let expired = try await me("expired-token")
+        #expect(expired.0 == 401)
+        #expect(try await me(nil).0 == 401)
+        let fresh = try await me("fresh-token")
+        #expect(fresh.0 == 200 && fresh.1["name"] as? String == "Ada")
+    }
+
     @Test func demoUserRegisterAndListRoutes() async throws {
         let server = try LoopbackServer.standard()
         defer { server.stop() }

@@ -167,6 +167,14 @@ import Testing
                 Issue.record("\(kind): expected the URLRequest's 1 s, got \(result)")
                 return
             }
+            // 60 s is URLRequest's default, which can't be told from unset: the configuration's applies.
+            let hasty = makeClient(server, on: kind) { $0.idleTimeout = 1 }
+            var unset = URLRequest(url: server.url("/delay/60000"))
+            unset.timeoutInterval = 60
+            guard case .failure(.idleTimeout(1)) = await hasty.result(Built(urlRequest: unset)) else {
+                Issue.record("\(kind): a URLRequest with the default 60 s did not get the configuration's 1 s")
+                return
+            }
             var slow = URLRequest(url: server.url("/delay/2500"))
             slow.timeoutInterval = 1
             let response = try await client.response(for: Built(urlRequest: slow, idleTimeout: 0))

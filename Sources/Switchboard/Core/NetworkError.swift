@@ -28,8 +28,8 @@ public enum NetworkError: Error, Sendable, CustomStringConvertible {
     /// The deadline of the attempt passed (``Request/timeout`` or ``Configuration/timeout``: from its
     /// start to the last byte), whatever the transport was doing.
     case timedOut(after: TimeInterval)
-    /// No byte came for the idle timeout's seconds (``Request/idleTimeout``, else
-    /// ``Configuration/idleTimeout``).
+    /// No byte came for the idle timeout's seconds (``Request/idleTimeout``, else a custom
+    /// `URLRequest`'s `timeoutInterval`, else ``Configuration/idleTimeout``).
     case idleTimeout(after: TimeInterval)
     /// The request was cancelled (``RequestHandle/cancel()``, ``Dispatcher/cancelAll()`` or the
     /// calling Swift task's cancellation).

@@ -92,7 +92,8 @@ public protocol Request: Sendable {
     var timeout: TimeInterval? { get }
 
     /// How long each attempt may go without a byte sent or received, in seconds, before it fails with
-    /// ``NetworkError/idleTimeout(after:)``; `nil` uses ``Configuration/idleTimeout`` (30 s). Waiting
+    /// ``NetworkError/idleTimeout(after:)``; `nil` uses ``Configuration/idleTimeout`` (30 s), or for a
+    /// ``makeURLRequest(baseURL:)`` request the `timeoutInterval` it set (other than 60 s). Waiting
     /// for a free connection counts as idle. YTKNetwork's `requestTimeoutInterval` (an
     /// `NSURLRequest.timeoutInterval`) is this timeout, not ``timeout``. 0, a negative number, NaN or
     /// infinity means none (``timeout`` still ends the attempt); more than 23 days is 23 days.
@@ -139,7 +140,9 @@ public protocol Request: Sendable {
     /// ``headers`` and the configuration's base URL are not applied; the request adapters are, and its
     /// method, URL and headers are checked. (On Linux, `URLRequest.setValue` silently drops a value
     /// with a CR or LF before Switchboard can see it; assign `allHTTPHeaderFields` instead, or add such
-    /// headers in a ``RequestAdapter``, and they are checked.)
+    /// headers in a ``RequestAdapter``, and they are checked.) Its `timeoutInterval` is its idle
+    /// timeout, unless it is 60 s: `URLRequest`'s default, which can't be told from one not set, so
+    /// the configuration's applies then (set ``idleTimeout`` for 60 s).
     /// - Parameter baseURL: the base URL the request would otherwise use, for convenience.
     /// - Throws: any error; it is reported as ``NetworkError/invalidRequest(reason:)``.
     func makeURLRequest(baseURL: URL?) throws -> URLRequest?

@@ -13,15 +13,16 @@ import Foundation
 /// - Without a token yet, the first request fetches one with `refresh`.
 /// - On a 401 (``NetworkError/unauthorized(_:)``) for the token in use, the token is refreshed and the
 ///   request is retried once with the new one. An API that signals an expired token otherwise (a 403
-///   with an error code, say) names that failure with `isExpired`; the rules below then apply to it. Concurrent 401s share one refresh. A 401 for a token
-///   that was already replaced is retried at once with the current one. A second 401 for the same
+///   with an error code, say) names that failure with `isExpired`; the rules below then apply to it.
+///   Concurrent 401s share one refresh. A 401 for a token that was already replaced is retried at once with the current one. A second 401 for the same
 ///   request, or a refresh that throws or takes longer than `refreshTimeout`, ends the send with the
 ///   401; other 401s for the token whose refresh failed don't try again.
 /// - Requests for which `applies` is false (public endpoints) are left alone.
 /// - A send made while this interceptor refreshes, from inside its `refresh` (its task, a child task,
 ///   or the completion closure of a send made there, however deep), is not adapted by it and doesn't
 ///   wait for it: the refresh may send through the same dispatcher with the defaults. If such a send
-///   gets a 401, the refresh fails (there is no loop), whatever `refresh` does with the error.
+///   gets a 401 (or a failure `isExpired` names), the refresh fails (there is no loop), whatever
+///   `refresh` does with the error.
 public final class AuthenticationInterceptor: RequestInterceptor {
     private let header: String
     private let prefix: String
@@ -37,9 +38,13 @@ public final class AuthenticationInterceptor: RequestInterceptor {
     ///   - applies: which requests get the token. Default: all (but the sends of its own refresh).
     ///   - refreshTimeout: the longest a refresh may take, in seconds; a slower one fails. Default: 30.
     ///   - isExpired: which failures mean the token expired. Default: a 401,
-    ///     ``NetworkError/unauthorized(_:)``. For an API that answers an expired token with a 403 and an
-    ///     error code: `{ $0.isUnauthorized || ($0.statusCode == 403 && $0.errorResponse?.json?["error"] == "token_expired") }`.
-    ///     Called on the interceptors' task; it must not block.
+    ///     ``NetworkError/unauthorized(_:)``. It replaces that test: keep `$0.isUnauthorized` in it to
+    ///     go on refreshing on a 401. For an API that answers an expired token with a 403 and an error
+    ///     code: `{ $0.isUnauthorized || ($0.statusCode == 403 && $0.errorResponse?.json?["error"] == "token_expired") }`.
+    ///     Name only failures that mean the token expired: a named failure is retried at once, without
+    ///     the ``RetryPolicy``'s backoff or its rule for non-idempotent methods. A download's failure
+    ///     carries no body (it was not read into memory): match its status or headers, not its body.
+    ///     Called on the interceptors' task, with no lock held; it must not block.
     ///   - refresh: fetches a new token; runs once at a time, however many requests need one. It runs
     ///     in a task of its own; save the new token (to the keychain, say) here, before returning it.
     public init(

@@ -90,7 +90,7 @@ public struct TransferOptions: Sendable {
     /// `timeoutInterval` when it isn't `URLRequest`'s default of 60 s, else the transport's
     /// configuration's. 0, a negative number, NaN or infinity means none. A ``Dispatcher`` sets it for
     /// every send: the request's ``Request/idleTimeout``, else a custom `URLRequest`'s own
-    /// `timeoutInterval` when it set one, else ``Configuration/idleTimeout``.
+    /// `timeoutInterval` when it isn't 60 s, else ``Configuration/idleTimeout``.
     public var idleTimeout: TimeInterval?
 
     /// Creates options.
