@@ -11,14 +11,13 @@ extension TransferOptions {
     /// own; else a custom `URLRequest`'s `timeoutInterval`, when it was set (not `URLRequest`'s default
     /// of 60 s); else the configuration's.
     init<R: Request>(for request: R, _ prepared: RequestBuilder.Prepared, timeout: TimeInterval, configuration: ConfigurationSnapshot) {
-        let own = prepared.isCustom ? prepared.urlRequest.timeoutInterval : 60
         self.init(
             timeout: timeout,
             priority: request.priority.taskPriority,
             credentials: request.credentials,
             maximumResponseSize: configuration.value.maximumResponseSize,
             redirects: configuration.value.redirects,
-            idleTimeout: request.idleTimeout ?? (own != 60 ? own : configuration.value.idleTimeout)
+            idleTimeout: request.idleTimeout ?? (prepared.isCustom ? IdleTimeouts.own(prepared.urlRequest) : nil) ?? configuration.value.idleTimeout
         )
     }
 }

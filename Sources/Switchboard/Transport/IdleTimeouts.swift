@@ -14,8 +14,13 @@ enum IdleTimeouts {
     /// `timeoutInterval` when the caller set one (not `URLRequest`'s default of 60 s); else the
     /// transport's configuration's. The same rule on every transport.
     static func chosen(options: TransferOptions, request: URLRequest, configured: TimeInterval) -> TimeInterval? {
-        let own = request.timeoutInterval
-        return effective(options.idleTimeout ?? (own != 60 ? own : configured))
+        effective(options.idleTimeout ?? own(request) ?? configured)
+    }
+
+    /// The `timeoutInterval` the maker of `request` set, or `nil` for `URLRequest`'s default of 60 s
+    /// (which can't be told from one not set).
+    static func own(_ request: URLRequest) -> TimeInterval? {
+        request.timeoutInterval != 60 ? request.timeoutInterval : nil
     }
 
     /// `value` as applied, or `nil` for no idle timeout.
