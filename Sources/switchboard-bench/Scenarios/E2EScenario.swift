@@ -54,13 +54,21 @@ enum E2EScenario {
         }
         // SWITCHBOARD_BENCH_REQUESTS overrides the count (for profiling runs).
         let requests = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? (quick ? 200 : 5000)
+        guard requests > 0 else { throw BenchError("SWITCHBOARD_BENCH_REQUESTS: a round needs at least one request") }
         // SWITCHBOARD_BENCH_ROUNDS overrides the number of rounds (for A/B runs on a noisy machine).
         let rounds = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ROUNDS"].flatMap { Int($0) } ?? (quick ? 1 : 5)
+        // Each client's round runs as slices, the clients taking turns slice by slice, so that a
+        // neighbour's load that comes and goes within a round falls on every client alike (the C
+        // client and curl's command line, separate processes, run whole once a round).
+        let slicesAsked = try chosenSlices()
+        var slicesByLevel: [String] = []
         var figures: [Figure] = []
 
         // SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n> runs only those levels.
         let levels = try concurrencyLevels(default: [1, 8, 64])
         for concurrency in levels {
+            let slices = sliceCount(chosen: slicesAsked, requests: requests, concurrency: concurrency, quick: quick)
+            slicesByLevel.append("\(slices) at c=\(concurrency)")
             let settings = URLSessionConfiguration.ephemeral
             settings.httpMaximumConnectionsPerHost = concurrency
             settings.timeoutIntervalForRequest = 30
@@ -260,11 +268,9 @@ enum E2EScenario {
             }
             var samples: [String: (rate: [Double], cpu: [Double], switches: [Double])] = [:]
             for round in 0..<rounds {
-                // Each round starts with the next client: no client always runs right after the same
-                // other one (a run leaves the machine warmer or busier for the next).
-                for index in clients.indices {
-                    let variant = clients[(index + round) % clients.count]
-                    let run = try await measure(variant, requests: requests, concurrency: concurrency)
+                // Each round starts with the next client.
+                let runs = try await measureInSlices(clients, rotatedBy: round, requests: requests, slices: slices, concurrency: concurrency)
+                for (variant, run) in zip(clients, runs) {
                     samples[variant.name, default: ([], [], [])].rate.append(run.rate)
                     samples[variant.name, default: ([], [], [])].cpu.append(run.cpu)
                     samples[variant.name, default: ([], [], [])].switches.append(run.switches)
@@ -362,47 +368,8 @@ enum E2EScenario {
         return ScenarioResult(
             scenario: "e2e",
             note:
-                "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients interleaved; server in another process; CPU is this process's user+system time (getrusage).",
+                "\(requests) GET /small per client per round after a warm-up, \(rounds) rounds, clients taking turns in slices (\(slicesByLevel.joined(separator: ", ")) a round; the C client and curl whole); server in another process; CPU is this process's user+system time (getrusage).",
             figures: figures
         )
-    }
-
-    /// The concurrency levels `SWITCHBOARD_BENCH_CONCURRENCY=<n>,<n>` asks for, or `levels` when it is unset.
-    static func concurrencyLevels(default levels: [Int]) throws -> [Int] {
-        try environmentList("SWITCHBOARD_BENCH_CONCURRENCY").map { names in
-            try names.map { name in
-                guard let level = Int(name), level > 0 else { throw BenchError("SWITCHBOARD_BENCH_CONCURRENCY: \(name) is not a concurrency level") }
-                return level
-            }
-        } ?? levels
-    }
-
-    /// A comma-separated list from the environment, each item trimmed; `nil` when the variable is unset.
-    static func environmentList(_ variable: String) throws -> [String]? {
-        guard let value = ProcessInfo.processInfo.environment[variable] else { return nil }
-        let items = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !items.isEmpty else { throw BenchError("\(variable) is set but lists nothing") }
-        return items
-    }
-
-    /// Runs `requests` requests with `concurrency` workers; returns requests per second, CPU µs per
-    /// request and the process's context switches per request.
-    static func measure(_ variant: Variant, requests: Int, concurrency: Int) async throws -> (rate: Double, cpu: Double, switches: Double) {
-        let counter = RunCounter(total: requests)
-        let cpuStart = processCPUMicroseconds()
-        let switchesStart = processContextSwitches()
-        let start = now()
-        await withTaskGroup(of: Void.self) { group in
-            for worker in 0..<concurrency {
-                group.addTask { await variant.run(counter, worker) }
-            }
-        }
-        let seconds = Double(now() - start) / 1e9
-        let cpu = processCPUMicroseconds() - cpuStart
-        let switches = processContextSwitches() - switchesStart
-        guard counter.failures == 0 else {
-            throw BenchError("\(variant.name): \(counter.failures) of \(requests) requests failed")
-        }
-        return (Double(requests) / seconds, cpu / Double(requests), switches / Double(requests))
     }
 }
