@@ -223,9 +223,11 @@ public enum CallbackQueue: Sendable {
     /// Whether this is the main queue.
     @usableFromInline var isMain: Bool { dispatchQueue.map(MainQueue.isMain) ?? false }
 
+    /// The queue to dispatch to; for `.main` always the same object (``MainQueue/queue``), so that the
+    /// registry can tell one main-queue group from another and join a send's closure to it.
     var dispatchQueue: DispatchQueue? {
         switch self {
-        case .main: .main
+        case .main: MainQueue.queue
         case .queue(let queue): queue
         case .immediate: nil
         }

@@ -161,4 +161,10 @@ enum MainQueue {
     /// Whether `queue` is the main queue (`DispatchQueue.main` makes a new object at each call on Linux,
     /// so identity can't tell).
     static func isMain(_ queue: DispatchQueue) -> Bool { queue.getSpecific(key: key) == true }
+
+    /// The main queue as one object, for comparisons by identity: ``CallbackQueue/main``'s queue, and
+    /// the registry's main-queue group whatever object an observer registered with (on Linux each
+    /// `DispatchQueue.main` is a new object, and comparing those put every main-queue observer in a
+    /// group of its own and a send's closure in a block apart from its observers').
+    static let queue = DispatchQueue.main
 }

@@ -42,7 +42,8 @@ final class ObserverRegistry: Sendable {
     @usableFromInline
     func add(_ entry: AnyObserverEntry, queue: CallbackQueue) -> ObservationToken {
         let typeKey = entry.typeKey
-        let dispatchQueue = queue.dispatchQueue
+        // `.queue(DispatchQueue.main)` joins the `.main` group (one block per post for both).
+        let dispatchQueue = queue.dispatchQueue.map { MainQueue.isMain($0) ? MainQueue.queue : $0 }
         if typeKey == BusObserverEntry.key { busListeners.add(1) }
         state.withLock { state in
             if let existing = state.unretainedList(for: typeKey) {
