@@ -198,22 +198,6 @@ import Testing
         #expect(client.observerCount(for: Pong.self) == 0)
     }
 
-    /// Every main-queue observer of a type is in one delivery group, one block a post, whatever
-    /// `DispatchQueue.main` object it was registered with (on Linux each is a new object), and
-    /// `.main`'s queue is that group's, so a send's closure on `.main` joins the block.
-    @Test func mainQueueObserversShareOneDeliveryGroupWithTheMainCallbackQueue() {
-        let client = Dispatcher(configuration: Configuration())
-        let listeners = [Listener(), Listener(), Listener()]
-        client.addObserver(listeners[0], for: Ping.self, on: .main) { $0.heard($1) }
-        client.addObserver(listeners[1], for: Ping.self, on: .main) { $0.heard($1) }
-        client.addObserver(listeners[2], for: Ping.self, on: .queue(DispatchQueue.main)) { $0.heard($1) }
-        let groups = client.registry.snapshot(ObjectIdentifier(Ping.self)).filter { !$0.entries.isEmpty }
-        #expect(groups.count == 1)
-        #expect(groups.first?.entries.count == 3)
-        #expect(groups.first?.queue === CallbackQueue.main.dispatchQueue)
-        #expect(CallbackQueue.main.dispatchQueue === CallbackQueue.main.dispatchQueue)
-    }
-
     @Test func thousandObserversOnOneTypeEachGetEveryEventOnce() {
         let client = Dispatcher(configuration: Configuration { $0.callbackQueue = .immediate })
         let listeners = (0..<1000).map { _ in Listener() }

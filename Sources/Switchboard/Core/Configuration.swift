@@ -233,6 +233,17 @@ public enum CallbackQueue: Sendable {
         }
     }
 
+    /// The queue as the registry groups by it (by identity): ``MainQueue/queue`` for `.main` and for
+    /// `.queue(DispatchQueue.main)`, so that both are one main-queue group and a send's closure on
+    /// either joins its observers' block.
+    var groupQueue: DispatchQueue? {
+        switch self {
+        case .main: MainQueue.queue
+        case .queue(let queue): MainQueue.isMain(queue) ? MainQueue.queue : queue
+        case .immediate: nil
+        }
+    }
+
     /// Runs `work` on this queue (asynchronously unless `.immediate`).
     func run(_ work: @escaping @Sendable () -> Void) {
         if let queue = dispatchQueue { queue.async(execute: work) } else { work() }

@@ -23,9 +23,13 @@ final class ObserverList: @unchecked Sendable {
     // Only touched under the registry's lock, which already makes access exclusive.
     @exclusivity(unchecked) var groups: [DeliveryGroup] = []
 
+    /// Adds `entry` to `queue`'s group; a new queue takes an emptied group's place, so that queues that
+    /// are a new object at each call (`DispatchQueue.global()` on Linux) don't pile up empty groups.
     func add(_ entry: AnyObserverEntry, queue: DispatchQueue?) {
         if let index = groups.firstIndex(where: { $0.queue === queue }) {
             groups[index].entries.append(entry)
+        } else if let index = groups.firstIndex(where: { $0.entries.isEmpty }) {
+            groups[index] = DeliveryGroup(queue: queue, entries: [entry])
         } else {
             groups.append(DeliveryGroup(queue: queue, entries: [entry]))
         }
@@ -36,7 +40,7 @@ final class ObserverList: @unchecked Sendable {
     func remove(_ entry: AnyObserverEntry) -> Bool {
         for g in groups.indices {
             if let index = groups[g].entries.lastIndex(where: { $0 === entry }) {
-                // An emptied group stays (posts skip it), so the next registration reuses its storage.
+                // An emptied group stays (posts skip it) for the next registration, on its queue or a new one.
                 groups[g].entries.remove(at: index)
                 return true
             }

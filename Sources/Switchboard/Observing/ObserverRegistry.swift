@@ -42,8 +42,7 @@ final class ObserverRegistry: Sendable {
     @usableFromInline
     func add(_ entry: AnyObserverEntry, queue: CallbackQueue) -> ObservationToken {
         let typeKey = entry.typeKey
-        // `.queue(DispatchQueue.main)` joins the `.main` group (one block per post for both).
-        let dispatchQueue = queue.dispatchQueue.map { MainQueue.isMain($0) ? MainQueue.queue : $0 }
+        let dispatchQueue = queue.groupQueue
         if typeKey == BusObserverEntry.key { busListeners.add(1) }
         state.withLock { state in
             if let existing = state.unretainedList(for: typeKey) {
@@ -131,18 +130,23 @@ final class ObserverRegistry: Sendable {
         if hasBusListeners { postToBus(event) }
     }
 
-    /// Delivers the event `makeEvent` makes, then runs `then` on `queue`: in the same block as the
-    /// observers on that queue when there are any (one `async` instead of two), otherwise on its own.
-    /// When nothing listens, the event is not made.
+    /// Delivers the event `makeEvent` makes, then runs `then` on `queue`, after every observer on that
+    /// queue: in the same block as the typed observers there when there are any and the bus of all
+    /// requests has no listeners (one `async` instead of two), otherwise in a block of its own after the
+    /// bus's. When nothing listens, the event is not made.
     func post<R: Request>(_ type: R.Type, then queue: CallbackQueue, _ makeEvent: () -> RequestEvent<R>, _ then: @escaping @Sendable () -> Void) {
         let groups = snapshot(ObjectIdentifier(R.self))
-        guard hasBusListeners || groups.contains(where: { !$0.entries.isEmpty }) else {
+        // Read once: `then` must run once, whichever way this goes.
+        let bus = hasBusListeners
+        guard bus || groups.contains(where: { !$0.entries.isEmpty }) else {
             queue.run(then)
             return
         }
         let event = makeEvent()
-        let target = queue.dispatchQueue
-        var joined = false
+        let target = queue.groupQueue
+        // The closure joins its queue's observers' block, unless the bus has listeners: their blocks
+        // come after the typed observers', and the closure runs after every observer on its queue.
+        var joined = bus
         for group in groups where !group.entries.isEmpty {
             let entries = group.entries
             if let groupQueue = group.queue {
@@ -159,7 +163,10 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: entries)
             }
         }
-        if hasBusListeners { postToBus(event) }
+        if bus {
+            postToBus(event)
+            return queue.run(then)
+        }
         if !joined { queue.run(then) }
     }
 
