@@ -43,22 +43,58 @@ import Testing
     }
 
     /// The closure runs in the block of its queue's observers: an observer that suspends the queue
-    /// stops the blocks after its own, not the closure.
-    @Test func aClosureRunsInItsQueuesObserverBlock() async {
+    /// stops the blocks after its own, not the closure. Observers of all requests elsewhere (here
+    /// `.immediate`) don't split it off.
+    @Test(arguments: [false, true]) func aClosureRunsInItsQueuesObserverBlock(withObserversOfAllRequestsElsewhere: Bool) async {
         let client = Dispatcher(configuration: Configuration())
         let queue = DispatchQueue(label: "switchboard.tests.join")
-        let resumed = Box(false)
-        let resumeOnce: @Sendable () -> Void = {
-            if resumed.mutate({ resumed in
-                defer { resumed = true }; return !resumed
-            }) {
-                queue.resume()
+        let elsewhere = withObserversOfAllRequestsElsewhere ? client.addObserverForAllRequests(on: .immediate) { _ in } : nil
+        let listener = Listener()
+        let joined = await Self.closureRuns(on: queue, client) { suspend in
+            client.addObserver(listener, for: Ping.self, on: .queue(queue)) { listener, event in
+                listener.heard(event)
+                suspend()
             }
         }
+        #expect(joined)
+        #expect(listener.log.value == ["succeeded"])
+        elsewhere?.cancel()
+    }
+
+    /// With observers of all requests on its queue, the closure ends their block, the last one there.
+    @Test func aClosureRunsInTheBlockOfTheObserversOfAllRequestsOnItsQueue() async {
+        let client = Dispatcher(configuration: Configuration())
+        let queue = DispatchQueue(label: "switchboard.tests.join-bus")
         let listener = Listener()
-        client.addObserver(listener, for: Ping.self, on: .queue(queue)) { listener, event in
-            listener.heard(event)
-            queue.suspend()
+        client.addObserver(listener, for: Ping.self, on: .queue(queue)) { $0.heard($1) }
+        var bus: ObservationToken?
+        let joined = await Self.closureRuns(on: queue, client) { suspend in
+            bus = client.addObserverForAllRequests(on: .queue(queue)) { _ in suspend() }
+        }
+        #expect(joined)
+        #expect(listener.log.value == ["succeeded"])
+        bus?.cancel()
+    }
+
+    /// Posts a `Ping` event to `client`'s observers with a closure on `queue`, after `register` adds
+    /// the observer that calls `suspend` (which suspends `queue` once). Returns whether the closure ran
+    /// while the queue stayed suspended, that is, in that observer's block. The queue is resumed once,
+    /// by the closure or after the wait, and never resumed unless suspended.
+    static func closureRuns(on queue: DispatchQueue, _ client: Dispatcher, register: (@escaping @Sendable () -> Void) -> Void) async -> Bool {
+        let state = Box((suspended: false, resumed: false))
+        register {
+            state.mutate { state in
+                guard !state.suspended else { return }
+                state.suspended = true
+                queue.suspend()
+            }
+        }
+        let resumeOnce: @Sendable () -> Void = {
+            state.mutate { state in
+                guard state.suspended, !state.resumed else { return }
+                state.resumed = true
+                queue.resume()
+            }
         }
         let ran = Box(false)
         let closure: @Sendable () -> Void = {
@@ -68,8 +104,7 @@ import Testing
         client.registry.post(Ping.self, then: .queue(queue), { ObserverRegistryTests.succeeded() }, closure)
         let joined = await eventually(timeout: 10) { ran.value }
         resumeOnce()  // a closure in a block of its own would wait for this
-        #expect(joined)
-        #expect(listener.log.value == ["succeeded"])
+        return joined
     }
 
     /// With observers of all requests on its queue, the closure runs after them too (their block

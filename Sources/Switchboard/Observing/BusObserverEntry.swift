@@ -29,13 +29,27 @@ extension ObserverRegistry {
     /// Delivers `event` to the bus's entries (the caller checked that there are some).
     @usableFromInline
     func postToBus<R: Request>(_ event: RequestEvent<R>) {
-        let groups = snapshot(BusObserverEntry.key)
+        postToBus(event, to: snapshot(BusObserverEntry.key))
+    }
+
+    /// Delivers `event` to the bus's entries in `groups` (a snapshot), and runs `then` last in the block
+    /// of the group whose queue is `then`'s (the caller found it among `groups`).
+    func postToBus<R: Request>(_ event: RequestEvent<R>, to groups: [DeliveryGroup], then: (queue: DispatchQueue, work: @Sendable () -> Void)? = nil) {
         guard groups.contains(where: { !$0.entries.isEmpty }) else { return }
         let erased = AnyRequestEvent(event)
+        var then = then
         for group in groups where !group.entries.isEmpty {
             let entries = group.entries
             if let queue = group.queue {
-                queue.async { Self.deliverToBus(erased, entries) }
+                if let joined = then, joined.queue === queue {
+                    then = nil
+                    queue.async {
+                        Self.deliverToBus(erased, entries)
+                        joined.work()
+                    }
+                } else {
+                    queue.async { Self.deliverToBus(erased, entries) }
+                }
             } else {
                 Self.deliverToBus(erased, entries)
             }

@@ -130,23 +130,24 @@ final class ObserverRegistry: Sendable {
         if hasBusListeners { postToBus(event) }
     }
 
-    /// Delivers the event `makeEvent` makes, then runs `then` on `queue`, after every observer on that
-    /// queue: in the same block as the typed observers there when there are any and the bus of all
-    /// requests has no listeners (one `async` instead of two), otherwise in a block of its own after the
-    /// bus's. When nothing listens, the event is not made.
+    /// Delivers the event `makeEvent` makes, then runs `then` on `queue`, last in the last block posted
+    /// there: after the observers of all requests on that queue when there are any, else after the
+    /// typed observers there when there are any (one `async` instead of two), else in a block of its
+    /// own. On a serial queue it so runs after every observer on it. When nothing listens, the event
+    /// is not made.
     func post<R: Request>(_ type: R.Type, then queue: CallbackQueue, _ makeEvent: () -> RequestEvent<R>, _ then: @escaping @Sendable () -> Void) {
         let groups = snapshot(ObjectIdentifier(R.self))
-        // Read once: `then` must run once, whichever way this goes.
-        let bus = hasBusListeners
-        guard bus || groups.contains(where: { !$0.entries.isEmpty }) else {
+        let busGroups = hasBusListeners ? snapshot(BusObserverEntry.key).filter { !$0.entries.isEmpty } : []
+        guard !busGroups.isEmpty || groups.contains(where: { !$0.entries.isEmpty }) else {
             queue.run(then)
             return
         }
         let event = makeEvent()
         let target = queue.groupQueue
-        // The closure joins its queue's observers' block, unless the bus has listeners: their blocks
-        // come after the typed observers', and the closure runs after every observer on its queue.
-        var joined = bus
+        // The bus's blocks come after the typed observers': with a bus group on the target, the closure
+        // ends that block; else it may end the typed observers' block there.
+        let busJoins = target.map { target in busGroups.contains { $0.queue === target } } ?? false
+        var joined = busJoins
         for group in groups where !group.entries.isEmpty {
             let entries = group.entries
             if let groupQueue = group.queue {
@@ -163,9 +164,8 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: entries)
             }
         }
-        if bus {
-            postToBus(event)
-            return queue.run(then)
+        if !busGroups.isEmpty {
+            postToBus(event, to: busGroups, then: busJoins ? target.map { ($0, then) } : nil)
         }
         if !joined { queue.run(then) }
     }

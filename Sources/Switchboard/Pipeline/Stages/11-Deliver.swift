@@ -8,7 +8,8 @@ import FoundationNetworking
 /// callback queue; the observers get the event (``ObserverRegistry/post(_:_:)``: the type's delivery
 /// groups snapshotted under the registry's lock, each queue's observers in one block, nothing made when
 /// nobody listens; the bus of all requests too while it has listeners); then the send's own closure
-/// (in the same block as the observers on its queue) or `response(for:)`'s continuation; then
+/// (last in the last block on its queue: the bus's there, else the type's observers' there) or
+/// `response(for:)`'s continuation; then
 /// `requestDidDeliver`. The send leaves the dispatcher's in-flight table before its caller resumes.
 struct Delivery<R: Request>: Sendable {
     let registry: ObserverRegistry
