@@ -78,8 +78,9 @@ import Testing
 
     /// Posts a `Ping` event to `client`'s observers with a closure on `queue`, after `register` adds
     /// the observer that calls `suspend` (which suspends `queue` once). Returns whether the closure ran
-    /// while the queue stayed suspended, that is, in that observer's block. The queue is resumed once,
-    /// by the closure or after the wait, and never resumed unless suspended.
+    /// while the queue was suspended, that is, in that observer's block (a closure in a block of its
+    /// own waits for the resume after the wait; one in an earlier block runs before the suspend). The
+    /// queue is resumed exactly once if it was suspended, and never otherwise.
     static func closureRuns(on queue: DispatchQueue, _ client: Dispatcher, register: (@escaping @Sendable () -> Void) -> Void) async -> Bool {
         let state = Box((suspended: false, resumed: false))
         register {
@@ -89,22 +90,24 @@ import Testing
                 queue.suspend()
             }
         }
-        let resumeOnce: @Sendable () -> Void = {
+        /// Resumes the queue if it is suspended and not yet resumed; returns whether it did.
+        @Sendable func resumeOnce() -> Bool {
             state.mutate { state in
-                guard state.suspended, !state.resumed else { return }
+                guard state.suspended, !state.resumed else { return false }
                 state.resumed = true
                 queue.resume()
+                return true
             }
         }
-        let ran = Box(false)
-        let closure: @Sendable () -> Void = {
-            ran.mutate { $0 = true }
-            resumeOnce()
-        }
+        let ranSuspended = Box<Bool?>(nil)
+        let closure: @Sendable () -> Void = { ranSuspended.mutate { $0 = resumeOnce() } }
         client.registry.post(Ping.self, then: .queue(queue), { ObserverRegistryTests.succeeded() }, closure)
-        let joined = await eventually(timeout: 10) { ran.value }
-        resumeOnce()  // a closure in a block of its own would wait for this
-        return joined
+        let ran = await eventually(timeout: 10) { ranSuspended.value != nil }
+        _ = resumeOnce()  // a closure in a block of its own waits for this
+        // A closure that ran before the observer's block: that block suspends the queue after the
+        // closure; resume it once it has, so the queue isn't released suspended.
+        if ran, ranSuspended.value == false, await eventually(timeout: 10, { state.value.suspended }) { _ = resumeOnce() }
+        return ran && ranSuspended.value == true
     }
 
     /// With observers of all requests on its queue, the closure runs after them too (their block

@@ -137,8 +137,9 @@ final class ObserverRegistry: Sendable {
     /// is not made.
     func post<R: Request>(_ type: R.Type, then queue: CallbackQueue, _ makeEvent: () -> RequestEvent<R>, _ then: @escaping @Sendable () -> Void) {
         let groups = snapshot(ObjectIdentifier(R.self))
-        let busGroups = hasBusListeners ? snapshot(BusObserverEntry.key).filter { !$0.entries.isEmpty } : []
-        guard !busGroups.isEmpty || groups.contains(where: { !$0.entries.isEmpty }) else {
+        let busGroups = hasBusListeners ? snapshot(BusObserverEntry.key) : []
+        let busListens = busGroups.contains { !$0.entries.isEmpty }
+        guard busListens || groups.contains(where: { !$0.entries.isEmpty }) else {
             queue.run(then)
             return
         }
@@ -146,7 +147,7 @@ final class ObserverRegistry: Sendable {
         let target = queue.groupQueue
         // The bus's blocks come after the typed observers': with a bus group on the target, the closure
         // ends that block; else it may end the typed observers' block there.
-        let busJoins = target.map { target in busGroups.contains { $0.queue === target } } ?? false
+        let busJoins = target.map { target in busGroups.contains { !$0.entries.isEmpty && $0.queue === target } } ?? false
         var joined = busJoins
         for group in groups where !group.entries.isEmpty {
             let entries = group.entries
@@ -164,7 +165,7 @@ final class ObserverRegistry: Sendable {
                 deliver(event, to: entries)
             }
         }
-        if !busGroups.isEmpty {
+        if busListens {
             postToBus(event, to: busGroups, then: busJoins ? target.map { ($0, then) } : nil)
         }
         if !joined { queue.run(then) }
