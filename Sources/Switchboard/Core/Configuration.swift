@@ -221,7 +221,7 @@ public enum CallbackQueue: Sendable {
     case immediate
 
     /// Whether this is the main queue.
-    @usableFromInline var isMain: Bool { dispatchQueue.map(MainQueue.isMain) ?? false }
+    @usableFromInline var isMain: Bool { groupQueue === MainQueue.queue }
 
     /// The queue to dispatch to; for `.main` always the same object (``MainQueue/queue``), so that the
     /// registry can tell one main-queue group from another and join a send's closure to it.
@@ -237,11 +237,8 @@ public enum CallbackQueue: Sendable {
     /// `.queue(DispatchQueue.main)`, so that both are one main-queue group and a send's closure on
     /// either joins its observers' block.
     var groupQueue: DispatchQueue? {
-        switch self {
-        case .main: MainQueue.queue
-        case .queue(let queue): MainQueue.isMain(queue) ? MainQueue.queue : queue
-        case .immediate: nil
-        }
+        if case .queue(let queue) = self, MainQueue.isMain(queue) { return MainQueue.queue }
+        return dispatchQueue
     }
 
     /// Runs `work` on this queue (asynchronously unless `.immediate`).
