@@ -14,9 +14,10 @@ import FoundationNetworking
 public struct Response<R: Request>: Sendable {
     /// The request this answers.
     public let request: R
-    /// Everything but the request: what the pipeline carries from the transport to delivery, as one
-    /// value of a non-generic type (no generic metadata to look up, no value witnesses to call).
-    var parts: ResponseParts
+    /// Everything but the request and the send's numbers: what the pipeline carries from the transport
+    /// to delivery, as one reference of a non-generic type (a copy is one retain; no generic metadata
+    /// to look up, no value witnesses to call).
+    let parts: ResponseParts
     /// The HTTP response.
     public var httpResponse: HTTPURLResponse { parts.head.response }
     /// The head, made into an `HTTPURLResponse` only when asked (see ``ResponseHead``).
@@ -47,16 +48,10 @@ public struct Response<R: Request>: Sendable {
     /// When it started, when the first byte came, how long it took (the last attempt).
     public var timing: Timing { parts.timing }
     /// How many attempts it took (more than 1 after retries, see ``RetryPolicy``).
-    public internal(set) var attempts: Int {
-        get { parts.attempts }
-        set { parts.attempts = newValue }
-    }
+    public internal(set) var attempts: Int
     /// The send it answers: its ``RequestHandle/id`` and the ``RequestEvent/sendID`` of its events
     /// (0 for a response made outside a dispatcher).
-    public internal(set) var sendID: UInt64 {
-        get { parts.sendID }
-        set { parts.sendID = newValue }
-    }
+    public internal(set) var sendID: UInt64
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -104,9 +99,11 @@ public struct Response<R: Request>: Sendable {
                 origin: source.origin, timing: timing))
     }
 
-    init(request: R, parts: ResponseParts) {
+    init(request: R, parts: ResponseParts, attempts: Int = 1, sendID: UInt64 = 0) {
         self.request = request
         self.parts = parts
+        self.attempts = attempts
+        self.sendID = sendID
     }
 
     /// The HTTP status code.
@@ -147,7 +144,8 @@ public struct Response<R: Request>: Sendable {
 }
 
 /// A ``Response`` without its request: the pipeline's form of a response, from validation to delivery.
-struct ResponseParts: Sendable {
+/// Immutable, so shared: a class, since the pipeline hands it on in `Result`s several times a send.
+final class ResponseParts: Sendable {
     let head: ResponseHead
     let data: Data
     let fileURL: URL?
@@ -157,11 +155,9 @@ struct ResponseParts: Sendable {
     /// Whether the body is read as JSON (`false` for a `.data` request: its ``json`` is `.null`).
     let readsBodyAsJSON: Bool
     /// A typed request's ``Request/Value`` (stage 7); `nil` when the value is ``JSON``.
-    var value: (any Sendable)?
+    let value: (any Sendable)?
     let origin: ResponseOrigin
     let timing: Timing
-    var attempts = 1
-    var sendID: UInt64 = 0
 
     init(
         head: ResponseHead, data: Data, fileURL: URL?, json: JSON?, readsBodyAsJSON: Bool = true, value: (any Sendable)? = nil, origin: ResponseOrigin,
@@ -175,6 +171,11 @@ struct ResponseParts: Sendable {
         self.value = value
         self.origin = origin
         self.timing = timing
+    }
+
+    /// The same parts with a typed request's decoded value.
+    func with(value: any Sendable) -> ResponseParts {
+        ResponseParts(head: head, data: data, fileURL: fileURL, json: parsed, readsBodyAsJSON: readsBodyAsJSON, value: value, origin: origin, timing: timing)
     }
 
     /// The body as ``JSON``: the tree stage 7 parsed, or (a typed request's) parsed now; `.null` for an

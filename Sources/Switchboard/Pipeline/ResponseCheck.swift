@@ -54,12 +54,11 @@ struct ResponseCheck<R: Request>: Sendable {
         let parts = ResponseParts(
             head: transport.head, data: transport.data, fileURL: transport.fileURL, json: tree, readsBodyAsJSON: isJSON, origin: origin, timing: transport.timing)
         let checked = ShapeStage.run(parts, of: request, shape: shape, hooks: hooks)
-        guard typed, case .success(var accepted) = checked else { return checked }
+        guard typed, case .success(let accepted) = checked else { return checked }
         switch value ?? decoded(transport.data) {
-        case .success(let decoded): accepted.value = decoded
+        case .success(let decoded): return .success(accepted.with(value: decoded))
         case .failure(let error): return .failure(error)
         }
-        return .success(accepted)
     }
 
     /// `data` as the request's typed value.

@@ -68,6 +68,8 @@ enum ResponseFraming {
     /// itself, and reading them all costs a dictionary per response.
     static func problem(in response: HTTPURLResponse) -> String? {
         guard let length = response.value(forHTTPHeaderField: "Content-Length") else { return nil }
+        // The usual case at once: up to 18 digits is one length that fits.
+        if (1...18).contains(length.utf8.count), length.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return nil }
         return problem(in: CollectionOfOne((name: "Content-Length", value: length)))
     }
 

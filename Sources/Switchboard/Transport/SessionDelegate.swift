@@ -28,6 +28,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
+    /// `Content-Length` or `Transfer-Encoding`, in any case.
+    private static func isFramingField(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 14: name.caseInsensitiveEquals("Content-Length")
+        case 17: name.caseInsensitiveEquals("Transfer-Encoding")
+        default: false
+        }
+    }
+
     /// A value that isn't empty but holds only spaces and tabs.
     private static func isBlank(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
@@ -40,15 +49,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             fail(state, invalid, queue: queue)
             return
         }
-        // A value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it to
-        // libcurl as it is, which then leaves the header out), as on the libcurl transport.
-        if let fields = request.allHTTPHeaderFields, fields.values.contains(where: Self.isBlank) {
-            for (name, value) in fields where Self.isBlank(value) { request.setValue("", forHTTPHeaderField: name) }
-        }
-        // The transport frames the body (or its absence): a hand-set Content-Length or Transfer-Encoding
-        // would cut it short, or make the server wait for a body that never comes, as on libcurl.
-        for name in ["Content-Length", "Transfer-Encoding"] where request.value(forHTTPHeaderField: name) != nil {
-            request.setValue(nil, forHTTPHeaderField: name)
+        // One pass over the fields, and the request changed only when one needs it (a change copies it):
+        // - a value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it
+        //   to libcurl as it is, which then leaves the header out), as on the libcurl transport;
+        // - the transport frames the body (or its absence): a hand-set Content-Length or
+        //   Transfer-Encoding would cut it short, or make the server wait for a body that never comes.
+        if let fields = request.allHTTPHeaderFields, fields.contains(where: { Self.isFramingField($0.key) || Self.isBlank($0.value) }) {
+            for (name, value) in fields {
+                if Self.isFramingField(name) {
+                    request.setValue(nil, forHTTPHeaderField: name)
+                } else if Self.isBlank(value) {
+                    request.setValue("", forHTTPHeaderField: name)
+                }
+            }
         }
         switch state.currentBody {
         case .none:

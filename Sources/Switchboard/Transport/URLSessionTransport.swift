@@ -187,10 +187,13 @@ public final class URLSessionTransport: Transport {
         #if canImport(FoundationNetworking)
         // FoundationNetworking counts it in whole seconds, cut down: 0.5 s fired at once, 1.5 s at 1 s.
         // Rounded up, it fires no early and less than a second late. None is the longest applied.
-        request.urlRequest.timeoutInterval = (idle ?? IdleTimeouts.longest).rounded(.up)
+        let timeout = (idle ?? IdleTimeouts.longest).rounded(.up)
         #else
-        request.urlRequest.timeoutInterval = idle ?? IdleTimeouts.longest
+        let timeout = idle ?? IdleTimeouts.longest
         #endif
+        // Only when it changes: setting it copies the whole request's storage on Linux (the request
+        // builder has usually set this value already).
+        if request.urlRequest.timeoutInterval != timeout { request.urlRequest.timeoutInterval = timeout }
         let state = TransferState(request: request, options: options, callbacks: callbacks.counted(in: unfinished))
         delegate.start(state, in: session, queue: queue)
         return URLSessionTransportTask(state: state, queue: queue)

@@ -45,10 +45,7 @@ struct Delivery<R: Request>: Sendable {
         }
         let result: Result<Response<R>, NetworkError>
         switch outcome {
-        case .success(var parts):
-            parts.attempts = attempts
-            parts.sendID = id
-            result = .success(Response(request: request, parts: parts))
+        case .success(let parts): result = .success(Response(request: request, parts: parts, attempts: attempts, sendID: id))
         case .failure(let error): result = .failure(error)
         }
         func event() -> RequestEvent<R> { RequestEvent(request: request, result: result, sendID: id, attempts: attempts) }
