@@ -94,20 +94,24 @@ import Testing
     }
 
     /// A caller of a transport who set the request's own `timeoutInterval` (and no idle timeout in the
-    /// options) gets that one, not the configuration's.
+    /// options) gets that one, not the configuration's: assigned, or given to `URLRequest`'s
+    /// initializer (which FoundationNetworking alone would ignore for the session's).
     @Test(arguments: TransportUnderTest.network) func aRequestsOwnTimeoutIntervalIsItsIdleTimeout(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let transport = kind.make([server], configuration: Configuration { $0.idleTimeout = 30 })
-            var request = URLRequest(url: server.url("/delay/60000"))
-            request.timeoutInterval = 1
-            let started = Date()
-            let record = await transfer(transport, TransportRequest(request), timeout: 40)
-            guard case .idleTimeout(let after)? = record.error else {
-                Issue.record("\(kind): expected idleTimeout, got \(String(describing: record.result))")
-                return
+            var assigned = URLRequest(url: server.url("/delay/60000"))
+            assigned.timeoutInterval = 1
+            let initialized = URLRequest(url: server.url("/delay/60000"), timeoutInterval: 1)
+            for (name, request) in [("assigned", assigned), ("initialized", initialized)] {
+                let started = Date()
+                let record = await transfer(transport, TransportRequest(request), timeout: 40)
+                guard case .idleTimeout(let after)? = record.error else {
+                    Issue.record("\(kind), \(name): expected idleTimeout, got \(String(describing: record.result))")
+                    return
+                }
+                #expect(after == 1)
+                #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 1 + 1 * timeScale, "\(kind), \(name)")
             }
-            #expect(after == 1)
-            #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 1 + 1 * timeScale)
         }
     }
 
@@ -155,6 +159,7 @@ import Testing
         struct Built: Request {
             let urlRequest: URLRequest
             var idleTimeout: TimeInterval?
+            var timeout: TimeInterval?
             var path: String { "/ignored" }
             func makeURLRequest(baseURL: URL?) throws -> URLRequest? { urlRequest }
         }
@@ -165,6 +170,14 @@ import Testing
             let result = await client.result(Built(urlRequest: silent))
             guard case .failure(.idleTimeout(1)) = result else {
                 Issue.record("\(kind): expected the URLRequest's 1 s, got \(result)")
+                return
+            }
+            // Given to the initializer rather than assigned: the same 1 s (a 30 s deadline ends the
+            // send with `timedOut` if the configuration's 120 s applied instead).
+            let initialized = URLRequest(url: server.url("/delay/60000"), timeoutInterval: 1)
+            let fromInitializer = await client.result(Built(urlRequest: initialized, timeout: 30))
+            guard case .failure(.idleTimeout(1)) = fromInitializer else {
+                Issue.record("\(kind): expected the initializer's 1 s, got \(fromInitializer)")
                 return
             }
             // 60 s is URLRequest's default, which can't be told from unset: the configuration's applies.

@@ -15,6 +15,11 @@ public struct TransportRequest: Sendable {
     /// The request a ``Dispatcher`` sends with this transfer (a stub answers by its type); `nil` for a
     /// transfer started on a transport directly. With coalescing, the first of the identical sends.
     public var origin: (any Request)?
+    /// Whether `urlRequest.timeoutInterval` was assigned after the request was made (the request
+    /// builder's requests): FoundationNetworking applies a request's `timeoutInterval` only then (a flag
+    /// the setter sets, kept by copies; `URLRequest(url:timeoutInterval:)` leaves it unset), so the
+    /// URLSession transport needn't assign an equal value again (which copies the request on Linux).
+    var timeoutIntervalIsSet = false
 
     /// Creates a transport request.
     /// - Parameters:

@@ -18,7 +18,11 @@ enum TransportStage {
         partialDownloads directory: URL, options: TransferOptions, callbacks: TransferCallbacks, on transport: any Transport
     ) -> any TransportTask {
         guard let download else {
-            return transport.perform(TransportRequest(urlRequest, body: prepared.body, origin: request), options: options, callbacks: callbacks)
+            var sent = TransportRequest(urlRequest, body: prepared.body, origin: request)
+            // The builder assigns every request's timeoutInterval (adapters and interceptors change a copy
+            // of it); a custom `URLRequest` may have been made with it.
+            sent.timeoutIntervalIsSet = !prepared.isCustom
+            return transport.perform(sent, options: options, callbacks: callbacks)
         }
         return DownloadTransfer.perform(
             urlRequest, body: prepared.body, origin: request, destination: download.destination, resumes: download.resumes,
