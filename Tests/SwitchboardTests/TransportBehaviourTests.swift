@@ -152,6 +152,49 @@ import Testing
         }
     }
 
+    /// A standard request's own idle timeout holds on every way to the transport: a GET (stage 4, which
+    /// shares identical transfers), a POST and a GET with coalescing off (stage 5), and through a
+    /// transport that wraps the package's and swaps in a request made with
+    /// `URLRequest(url:timeoutInterval:)` of the same value. Each ends in `idleTimeout(after: 1)`; a
+    /// 30 s deadline ends it in `timedOut` if the configuration's 120 s applied instead.
+    @Test(arguments: TransportUnderTest.network) func aStandardRequestsIdleTimeoutHoldsOnEveryWayToTheTransport(_ kind: TransportUnderTest) async throws {
+        struct Quiet: Request {
+            var path: String { "/delay/60000" }
+            var method: HTTPMethod = .get
+            var idleTimeout: TimeInterval? { 1 }
+            var timeout: TimeInterval? { 30 }
+        }
+        /// Sends a new `URLRequest` with the same URL and `timeoutInterval`, made by the initializer.
+        struct Rebuilding: Transport {
+            let inner: any Transport
+            func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
+                var rebuilt = request
+                if let url = request.urlRequest.url { rebuilt.urlRequest = URLRequest(url: url, timeoutInterval: request.urlRequest.timeoutInterval) }
+                return inner.perform(rebuilt, options: options, callbacks: callbacks)
+            }
+            var addedCookies: TransportCookies { inner.addedCookies }
+            func applies(serverTrust: ServerTrust, proxy: ProxySetting) -> Bool { inner.applies(serverTrust: serverTrust, proxy: proxy) }
+        }
+        try await withServer { server in
+            var wrapped = Configuration()
+            wrapped.baseURL = server.baseURL
+            wrapped.idleTimeout = 120
+            let ways: [(String, Dispatcher, Quiet)] = [
+                ("a shared GET", makeClient(server, on: kind), Quiet()),
+                ("a POST", makeClient(server, on: kind), Quiet(method: .post)),
+                ("a GET, coalescing off", makeClient(server, on: kind) { $0.coalescesDuplicates = false }, Quiet()),
+                ("a wrapping transport", Dispatcher(configuration: wrapped, transport: Rebuilding(inner: kind.make([server], configuration: wrapped))), Quiet()),
+            ]
+            for (way, client, request) in ways {
+                let result = await client.result(request)
+                guard case .failure(.idleTimeout(1)) = result else {
+                    Issue.record("\(kind), \(way): expected idleTimeout(after: 1), got \(result)")
+                    continue
+                }
+            }
+        }
+    }
+
     /// Through a dispatcher too, a custom `URLRequest` (YTKNetwork's `buildCustomUrlRequest`) keeps the
     /// `timeoutInterval` it set as its idle timeout, over the configuration's; a request's own
     /// `idleTimeout` wins over both.

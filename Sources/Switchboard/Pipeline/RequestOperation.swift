@@ -167,7 +167,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let callbacks = TransferCallbacks.attempt(record: record, report: report, completion: { [self] in transferEnded($0, attempt: number) })
         let options = TransferOptions(for: request, prepared, timeout: plan.timeout, configuration: plan.check.settings)
         let shared = plan.coalescer.flatMap {
-            CoalesceStage.run(TransportRequest(urlRequest, body: prepared.body, origin: request), options: options, callbacks: callbacks, coalescer: $0, on: transport)
+            CoalesceStage.run(TransportStage.request(urlRequest, prepared, origin: request), options: options, callbacks: callbacks, coalescer: $0, on: transport)
         }
         let task =
             shared

@@ -7,7 +7,10 @@ import FoundationNetworking
 public struct TransportRequest: Sendable {
     /// The head: method, URL, headers and the request's settings. Its `httpBody` and `httpBodyStream`
     /// are not sent; the body is ``body``.
-    public var urlRequest: URLRequest
+    public var urlRequest: URLRequest {
+        // Another request (a wrapping transport's), or this one changed: assigned again to be sure.
+        didSet { timeoutIntervalIsSet = false }
+    }
     /// The body.
     public var body: TransferBody
     /// Where the response body goes.
@@ -15,10 +18,11 @@ public struct TransportRequest: Sendable {
     /// The request a ``Dispatcher`` sends with this transfer (a stub answers by its type); `nil` for a
     /// transfer started on a transport directly. With coalescing, the first of the identical sends.
     public var origin: (any Request)?
-    /// Whether `urlRequest.timeoutInterval` was assigned after the request was made (the request
-    /// builder's requests): FoundationNetworking applies a request's `timeoutInterval` only then (a flag
-    /// the setter sets, kept by copies; `URLRequest(url:timeoutInterval:)` leaves it unset), so the
-    /// URLSession transport needn't assign an equal value again (which copies the request on Linux).
+    /// Whether `urlRequest.timeoutInterval` is known to have been assigned after the request was made
+    /// (set by stages 4 and 5 for a request the builder made, reset by any change to `urlRequest`):
+    /// FoundationNetworking applies a request's `timeoutInterval` only then (a flag the setter sets,
+    /// kept by copies; `URLRequest(url:timeoutInterval:)` leaves it unset), so the URLSession transport
+    /// needn't assign an equal value again (which copies the request on Linux).
     var timeoutIntervalIsSet = false
 
     /// Creates a transport request.

@@ -179,8 +179,8 @@ public final class URLSessionTransport: Transport {
             return RefusedTask()
         }
         var request = request
-        // URLSession reads the idle timeout from the request once its `timeoutInterval` was assigned
-        // (else the session's): the one IdleTimeouts chooses, as on libcurl.
+        // URLSession reads the idle timeout from the request (FoundationNetworking: once its
+        // `timeoutInterval` was assigned, else the session's): the one IdleTimeouts chooses, as on libcurl.
         var options = options
         let idle = IdleTimeouts.chosen(options: options, request: request.urlRequest, configured: idleTimeout)
         options.idleTimeout = idle ?? .infinity
@@ -191,9 +191,10 @@ public final class URLSessionTransport: Transport {
         #else
         let timeout = idle ?? IdleTimeouts.longest
         #endif
-        // Assigned, unless the request builder assigned this very value (assigning copies the whole
-        // request's storage on Linux). A request made with `URLRequest(url:timeoutInterval:)` is always
-        // assigned: FoundationNetworking applies its value only once the setter has run.
+        // Assigned, unless known to be assigned with this very value (a dispatcher's standard request:
+        // assigning copies the whole request's storage on Linux). A request made with
+        // `URLRequest(url:timeoutInterval:)` is always assigned: FoundationNetworking applies its value
+        // only once the setter has run.
         if !request.timeoutIntervalIsSet || request.urlRequest.timeoutInterval != timeout {
             request.urlRequest.timeoutInterval = timeout
         }

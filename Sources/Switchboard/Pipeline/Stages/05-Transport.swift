@@ -18,15 +18,20 @@ enum TransportStage {
         partialDownloads directory: URL, options: TransferOptions, callbacks: TransferCallbacks, on transport: any Transport
     ) -> any TransportTask {
         guard let download else {
-            var sent = TransportRequest(urlRequest, body: prepared.body, origin: request)
-            // The builder assigns every request's timeoutInterval (adapters and interceptors change a copy
-            // of it); a custom `URLRequest` may have been made with it.
-            sent.timeoutIntervalIsSet = !prepared.isCustom
-            return transport.perform(sent, options: options, callbacks: callbacks)
+            return transport.perform(Self.request(urlRequest, prepared, origin: request), options: options, callbacks: callbacks)
         }
         return DownloadTransfer.perform(
             urlRequest, body: prepared.body, origin: request, destination: download.destination, resumes: download.resumes,
             directory: directory, transport: transport, options: options, callbacks: callbacks
         )
+    }
+
+    /// The attempt's request as the transport gets it (here and in stage 4). The builder assigns a
+    /// standard request's `timeoutInterval` (adapters and interceptors change copies of it, which keep
+    /// that); a custom `URLRequest` may have been made with it, unassigned.
+    static func request<R: Request>(_ urlRequest: URLRequest, _ prepared: RequestBuilder.Prepared, origin request: R) -> TransportRequest {
+        var sent = TransportRequest(urlRequest, body: prepared.body, origin: request)
+        sent.timeoutIntervalIsSet = !prepared.isCustom
+        return sent
     }
 }
