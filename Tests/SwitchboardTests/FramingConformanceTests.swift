@@ -33,6 +33,26 @@ extension TransportConformanceTests {
             reasonMentions: ""),
     ]
 
+    /// Two lengths whose names differ only in case (`Content-Length: 2`, `content-length: 5`, either
+    /// order), the connection held open: the libcurl transport reads every field and refuses the head
+    /// at once. (URLSession's `HTTPURLResponse` keeps one of the two: see LinuxNotes.)
+    @Test(arguments: TransportUnderTest.network.filter { $0 == .curl })
+    func twoLengthsInTwoCasesAreRefusedAtOnce(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let client = makeClient(server) { $0.transport = kind.factory }
+            for (first, last) in [(2, 5), (5, 2)] {
+                let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(first)\r\ncontent-length: \(last)\r\n\r\n{}"
+                server.route(nil, "/lengths") { _ in ServerResponse(status: 200, body: .rawHeld(Data(head.utf8))) }
+                let result = await client.result(Get("/lengths").with(\.timeout, 30))
+                guard case .failure(.malformedResponse(let reason)) = result else {
+                    Issue.record("Content-Length \(first), then \(last), on \(kind): got \(result)")
+                    continue
+                }
+                #expect(reason.contains("Content-Length"), "\(reason)")
+            }
+        }
+    }
+
     @Test(arguments: framings, TransportUnderTest.network)
     func badFramingIsAMalformedResponseAtOnce(_ framing: Framing, _ kind: TransportUnderTest) async throws {
         try await withServer { server in

@@ -58,6 +58,13 @@ import Testing
                 #expect(record.json["method"].string == "GET", "\(kind) \(headers): \(String(describing: record.result))")
                 #expect(record.json["headers"]["Content-Length"] == nil && record.json["headers"]["Transfer-Encoding"] == nil, "\(record.json["headers"])")
             }
+            // Two of one name in two cases (only a whole-table assignment makes them): neither goes.
+            var twice = URLRequest(url: server.url("/echo"))
+            twice.allHTTPHeaderFields = ["content-length": "5", "CONTENT-LENGTH": "7", "transfer-encoding": "chunked", "Transfer-ENCODING": "chunked"]
+            let record = await transfer(transport, TransportRequest(twice), options: TransferOptions(timeout: 30, idleTimeout: 20))
+            #expect(record.json["method"].string == "GET", "\(kind): \(String(describing: record.result))")
+            let sent = record.json["headers"].object?.keys.map { $0.lowercased() } ?? []
+            #expect(!sent.contains("content-length") && !sent.contains("transfer-encoding"), "\(kind): \(sent)")
             // With a body, the transport's own length, not the hand-set one.
             let body = await transfer(
                 transport, TransportRequest(Self.request(server.url("/echo"), method: "POST", headers: ["Content-Length": "1"]), body: .data(Data("abcdef".utf8))))
