@@ -65,9 +65,9 @@ enum ResponseFraming {
 
     /// The problem of an `HTTPURLResponse`'s `Content-Length` (repeated fields arrive joined when their
     /// names are spelled alike; of two that differ in case, FoundationNetworking keeps one and the
-    /// other can't be seen: see LinuxNotes). Its field
-    /// names are not read: FoundationNetworking refuses a head with a name that is not a token itself,
-    /// and reading them all costs a dictionary per response.
+    /// other can't be seen: see LinuxNotes). Its field names are not read: FoundationNetworking refuses
+    /// a head with a name that is not a token itself, and reading them all costs a dictionary per
+    /// response.
     static func problem(in response: HTTPURLResponse) -> String? {
         guard let length = response.value(forHTTPHeaderField: "Content-Length") else { return nil }
         // The usual case at once: up to 18 digits is one length that fits.

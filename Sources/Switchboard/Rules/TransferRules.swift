@@ -209,6 +209,17 @@ public struct TransferRules: Sendable {
         return length
     }
 
+    /// Whether a request field named `name` is one the transport writes itself (`Content-Length`,
+    /// `Transfer-Encoding`, in any case): a hand-set one would cut the body short, or make the server
+    /// wait for one that never comes, so every transport leaves it out.
+    static func isRequestFraming(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 14: name.caseInsensitiveEquals("Content-Length")
+        case 17: name.caseInsensitiveEquals("Transfer-Encoding")
+        default: false
+        }
+    }
+
     /// Whether a field named `name` changes what the body's bytes are (`Content-Encoding`) or how they
     /// are delimited (`Transfer-Encoding`), so that `Content-Length` no longer counts what a transport
     /// hands over.

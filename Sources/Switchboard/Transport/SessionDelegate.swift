@@ -28,15 +28,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
-    /// `Content-Length` or `Transfer-Encoding`, in any case.
-    private static func isFramingField(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 14: name.caseInsensitiveEquals("Content-Length")
-        case 17: name.caseInsensitiveEquals("Transfer-Encoding")
-        default: false
-        }
-    }
-
     /// A value that isn't empty but holds only spaces and tabs.
     private static func isBlank(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
@@ -54,9 +45,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         //   to libcurl as it is, which then leaves the header out), as on the libcurl transport;
         // - the transport frames the body (or its absence): a hand-set Content-Length or
         //   Transfer-Encoding would cut it short, or make the server wait for a body that never comes.
-        if let fields = request.allHTTPHeaderFields, fields.contains(where: { Self.isFramingField($0.key) || Self.isBlank($0.value) }) {
+        if let fields = request.allHTTPHeaderFields, fields.contains(where: { TransferRules.isRequestFraming($0.key) || Self.isBlank($0.value) }) {
             for (name, value) in fields {
-                if Self.isFramingField(name) {
+                if TransferRules.isRequestFraming(name) {
                     request.setValue(nil, forHTTPHeaderField: name)
                 } else if Self.isBlank(value) {
                     request.setValue("", forHTTPHeaderField: name)

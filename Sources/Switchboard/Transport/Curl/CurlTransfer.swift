@@ -279,7 +279,7 @@ final class CurlTransfer: @unchecked Sendable {
         lines.reserveCapacity(given.count + 3)
         // The framing is libcurl's, from the body it sends (a hand-set length could only be wrong).
         var hasUserAgent = false
-        for (name, value) in given where !Self.isFraming(name) {
+        for (name, value) in given where !TransferRules.isRequestFraming(name) {
             // libcurl drops `Name:` (it removes a header of its own so); `Name;` sends it empty.
             lines.append(value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? .empty(name) : .field(name, value))
             if !hasUserAgent, name.caseInsensitiveEquals("User-Agent") { hasUserAgent = true }
@@ -308,9 +308,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     static let defaultUserAgentLine = "User-Agent: " + UserAgent.default
 
-    static func isFraming(_ name: String) -> Bool {
-        name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")
-    }
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     func setString(_ option: Int32, _ value: String) {
