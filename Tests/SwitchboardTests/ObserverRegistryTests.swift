@@ -113,6 +113,42 @@ import Testing
         #expect(screen.events == ["started", "succeeded"])
     }
 
+    /// Every form that calls an observer on the main actor calls it on the main queue, inside the main
+    /// actor's isolation, whichever thread registered it and whichever posts the event (the transport's
+    /// queue here): the registry calls these without `MainActor.assumeIsolated`'s check, so where they
+    /// run is all that keeps them on the main actor. `preconditionIsolated` checks in release builds too.
+    @Test(arguments: TransportUnderTest.network) func everyMainActorFormIsCalledOnTheMainQueue(_ kind: TransportUnderTest) async throws {
+        let key = DispatchSpecificKey<String>()
+        DispatchQueue.main.setSpecific(key: key, value: "main")
+        try await withServer { server in
+            let client = makeClient(server, on: kind)
+            let heard = Box<[String]>([])
+            @Sendable func record(_ form: String, _ event: RequestEvent<Ping>) {
+                MainActor.preconditionIsolated()
+                heard.mutate { $0.append("\(form) \(Listener.name(event)) on \(DispatchQueue.getSpecific(key: key) ?? "another queue")") }
+            }
+            let screen = await MainActor.run { MainActorListener() }
+            let listener = Listener()
+            // A main-actor method reference, registered on the main actor.
+            await MainActor.run { _ = client.addObserver(screen, for: Ping.self, calling: MainActorListener.heard) }
+            // From a detached task: a Sendable observer's main-actor method, and the `.main` and
+            // `.queue(DispatchQueue.main)` closures.
+            await Task.detached {
+                client.addObserver(listener, for: Ping.self, calling: { _ in { @MainActor event in record("method", event) } })
+                client.addObserver(listener, for: Ping.self, on: .main) { _, event in record("main", event) }
+                client.addObserver(listener, for: Ping.self, on: .queue(DispatchQueue.main)) { _, event in record("queue(main)", event) }
+            }.value
+            // A main-actor closure, registered on the main actor.
+            await MainActor.run { _ = client.addObserver(listener, for: Ping.self) { _, event in record("handler", event) } }
+            _ = try await Task.detached { try await client.response(for: Ping()) }.value
+            #expect(await eventually { heard.value.count == 8 })
+            #expect(await MainActor.run { screen.events } == ["started", "succeeded"])
+            for form in ["method", "main", "queue(main)", "handler"] {
+                #expect(heard.value.filter { $0.hasPrefix(form + " ") } == ["\(form) started on main", "\(form) succeeded on main"])
+            }
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func observerRemovedInsideCallbackGetsNoFurtherEvents(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

@@ -30,6 +30,10 @@ class AnyObserverEntry: ObservationToken, @unchecked Sendable {
     /// the registry's lock.
     @usableFromInline var isAlive: Bool { true }
 
+    /// Whether the entry calls main-actor code without checking where it runs: the registry then
+    /// accepts it only in the main-queue group (``ObserverRegistry/add(_:queue:)``).
+    var callsOnMainActor: Bool { false }
+
     /// Called once, outside the registry's lock, when the entry leaves the registry (streams finish here).
     func didRemove() {}
 }
@@ -99,6 +103,8 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
     private let gone = AtomicFlag()
 
     @usableFromInline func markGone() { gone.set() }
+
+    override var callsOnMainActor: Bool { true }
 
     /// On the main queue (the main actor's), whether the weak reference still holds; elsewhere, only
     /// whether a delivery on the main actor found it gone. The reference is never loaded off the main

@@ -43,6 +43,8 @@ final class ObserverRegistry: Sendable {
     func add(_ entry: AnyObserverEntry, queue: CallbackQueue) -> ObservationToken {
         let typeKey = entry.typeKey
         let dispatchQueue = queue.groupQueue
+        // Its callback runs without an isolation check: only the main queue's blocks may call it.
+        precondition(!entry.callsOnMainActor || dispatchQueue === MainQueue.queue, "a main-actor observer is delivered on the main queue")
         if typeKey == BusObserverEntry.key { busListeners.add(1) }
         state.withLock { state in
             if let existing = state.unretainedList(for: typeKey) {
