@@ -289,10 +289,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// Stages 10 and 11 (the state is `finished`). What the attempts sent is released (an assembled
     /// body's temporary file goes now: a handle may outlive the send).
     private func complete(_ result: Outcome) {
-        let (attempts, route, cache) = state.withLock { state in
-            defer { state.route = nil }
-            return (state.transfers, state.route, state.cache)
-        }
+        // Moved out, not copied: a copy of the route goes through the transport existential's witnesses.
+        let (attempts, route, cache) = state.withLock { state in (state.transfers, state.route.take(), state.cache) }
         route?.prepared.temporaryFile?.remove()
         let final = result.failure?.isCancelled == true ? result : CacheStoreStage.run(result, context: cache, check: plan.check)
         delivery.run(final, of: request, id: id, attempts: attempts, hooks: plan.check.hooks, monitors: plan.monitors, continuation: continuation, operation: self)
