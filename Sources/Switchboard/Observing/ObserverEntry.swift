@@ -126,7 +126,7 @@ final class MainActorObserverEntry<R: Request, O: AnyObject>: ObserverEntry<R>, 
         if !isRemoved {
             // Entries of this class are only ever placed in the main-queue group, whose blocks run on
             // the main queue: the main actor's executor. Called without `MainActor.assumeIsolated`'s
-            // check, which costs a lookup of the current executor per event (about 0.5 µs here).
+            // check, which looks up the current executor per event (about 1 µs an event under perf).
             MainQueue.runIsolated { callback(observer, event) }
         }
         return true
