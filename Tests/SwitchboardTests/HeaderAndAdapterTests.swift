@@ -162,6 +162,22 @@ import Testing
         }
     }
 
+    /// The transport adds the package's User-Agent as the request goes out: every hop of a redirect
+    /// carries it, once, and the request the adapters see has none (the app's code sees the fields it
+    /// or the configuration set, nothing more).
+    @Test(arguments: TransportUnderTest.network) func theUserAgentGoesOnEveryHopAndIsAddedByTheTransport(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let seen = Box<[String?]>([])
+            let recorder = ClosureRequestAdapter { request, _ in seen.mutate { $0.append(request.headers["User-Agent"]) } }
+            let client = makeClient(server, on: kind) { $0.adapters = [recorder] }
+            let redirected = try await client.response(for: Echo(path: "/redirect-chain/2"))
+            #expect(redirected.httpResponse.url?.path == "/echo")
+            #expect(Self.values("User-Agent", in: redirected) == [UserAgent.default])
+            #expect(server.totalRequests == 4)
+            #expect(seen.value == [nil])
+        }
+    }
+
     /// The User-Agent of the app's own `URLSessionConfiguration` wins over the package's (URLSession's
     /// transport alone takes one).
     @Test func theUserAgentOfTheAppsSessionConfigurationWins() async throws {

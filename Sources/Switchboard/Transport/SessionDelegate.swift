@@ -10,6 +10,15 @@ import FoundationNetworking
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// Locked: a first hop is registered on the sender's thread; the delegate queue looks up and removes; tests count.
     private let transfers = Locked<[Int: TransferState]>([:])
+    /// The `User-Agent` put on a request that has none (``UserAgent/default``); `nil` when the session's
+    /// own settings name one, which FoundationNetworking then adds. On the request rather than in the
+    /// session's `httpAdditionalHeaders`: FoundationNetworking merges those into every request's
+    /// fields one by one, lowercasing each name (about 3 µs a request, measured in docs/perf-log.md).
+    let userAgent: String?
+
+    init(userAgent: String?) {
+        self.userAgent = userAgent
+    }
 
     /// How many tasks URLSession has not yet reported complete (a cancelled one counts until its
     /// report comes): for the package's tests, which wait for that before stopping a server.
@@ -28,6 +37,20 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
+    /// Puts ``userAgent`` on `request`, which has no `User-Agent` of its own. The whole table at once:
+    /// `setValue` re-validates and capitalizes on Linux, and the value is made of tokens (``UserAgent``).
+    private func addUserAgent(to request: inout URLRequest) {
+        guard let userAgent else { return }
+        var fields = request.allHTTPHeaderFields ?? [:]
+        fields["User-Agent"] = userAgent
+        request.allHTTPHeaderFields = fields
+    }
+
+    /// Whether `name` is `User-Agent`, in any case.
+    private static func isUserAgent(_ name: String) -> Bool {
+        name.utf8.count == 10 && name.caseInsensitiveEquals("User-Agent")
+    }
+
     /// A value that isn't empty but holds only spaces and tabs.
     private static func isBlank(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
@@ -44,16 +67,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         // - a value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it
         //   to libcurl as it is, which then leaves the header out), as on the libcurl transport;
         // - the transport frames the body (or its absence): a hand-set Content-Length or
-        //   Transfer-Encoding would cut it short, or make the server wait for a body that never comes.
-        if let fields = request.allHTTPHeaderFields, fields.contains(where: { TransferRules.isRequestFraming($0.key) || Self.isBlank($0.value) }) {
+        //   Transfer-Encoding would cut it short, or make the server wait for a body that never comes;
+        // - the package's User-Agent when the request has none.
+        var needsUserAgent = userAgent != nil
+        var needsRewrite = false
+        if let fields = request.allHTTPHeaderFields {
             for (name, value) in fields {
-                if TransferRules.isRequestFraming(name) {
-                    request.setValue(nil, forHTTPHeaderField: name)
-                } else if Self.isBlank(value) {
-                    request.setValue("", forHTTPHeaderField: name)
+                if needsUserAgent, Self.isUserAgent(name) { needsUserAgent = false }
+                if TransferRules.isRequestFraming(name) || Self.isBlank(value) { needsRewrite = true }
+            }
+            if needsRewrite {
+                for (name, value) in fields {
+                    if TransferRules.isRequestFraming(name) {
+                        request.setValue(nil, forHTTPHeaderField: name)
+                    } else if Self.isBlank(value) {
+                        request.setValue("", forHTTPHeaderField: name)
+                    }
                 }
             }
         }
+        if needsUserAgent { addUserAgent(to: &request) }
         switch state.currentBody {
         case .none:
             // Only set when it changes: a change copies the whole request on Linux.
@@ -304,6 +337,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
             state.currentRequest = next
             state.currentBody = .none
+            // FoundationNetworking sends this hop as it is (a first hop got the User-Agent in `startTask`).
+            if userAgent != nil, !(next.allHTTPHeaderFields ?? [:]).keys.contains(where: Self.isUserAgent) { addUserAgent(to: &next) }
             completionHandler(next)
         }
     }

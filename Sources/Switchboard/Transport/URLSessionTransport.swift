@@ -123,16 +123,14 @@ public final class URLSessionTransport: Transport {
         settings.urlCache = nil
         settings.requestCachePolicy = .reloadIgnoringLocalCacheData
         settings.urlCredentialStorage = nil
-        // The package's User-Agent, unless the session's settings name one; a request's own wins.
-        var additional = settings.httpAdditionalHeaders ?? [:]
+        // The package's User-Agent (put on each request by the delegate), unless the session's settings
+        // name one; a request's own wins.
+        let additional = settings.httpAdditionalHeaders ?? [:]
         addsCredentialHeaders = additional.keys.contains { key in
             guard let name = key as? String else { return false }
             return HTTPHeaders.credentialNames.contains { name.caseInsensitiveEquals($0) }
         }
-        if !additional.keys.contains(where: { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }) {
-            additional["User-Agent"] = UserAgent.default
-            settings.httpAdditionalHeaders = additional
-        }
+        let sessionNamesUserAgent = additional.keys.contains { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }
         switch configuration.cookies {
         case .none:
             settings.httpCookieStorage = nil
@@ -158,7 +156,7 @@ public final class URLSessionTransport: Transport {
         madeWith = (configuration.serverTrust, configuration.proxy)
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
-        delegate = SessionDelegate()
+        delegate = SessionDelegate(userAgent: sessionNamesUserAgent ? nil : UserAgent.default)
         session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
     }
 
