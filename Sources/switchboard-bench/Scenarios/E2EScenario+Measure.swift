@@ -40,12 +40,13 @@ extension E2EScenario {
     /// The clients take their turns in order from client `rotatedBy` (modulo their count) in even
     /// slices, in the reverse order in odd ones, so that no client always runs right after the same
     /// other one (a run leaves the machine warmer or busier for the next, and CPU is the process's).
-    /// Returns each client's figures over its whole round, in the order of `clients`.
+    /// Returns each client's figures over its whole round, and its CPU µs a request in each slice, in
+    /// the order of `clients`.
     static func measureInSlices(
         _ clients: [Variant], rotatedBy first: Int, requests: Int, slices: Int, concurrency: Int
-    ) async throws -> [(rate: Double, cpu: Double, switches: Double)] {
+    ) async throws -> [(rate: Double, cpu: Double, switches: Double, sliceCPU: [Double])] {
         precondition(requests > 0 && slices > 0, "a round has requests and slices")
-        var totals = Array(repeating: (seconds: 0.0, cpu: 0.0, switches: 0.0), count: clients.count)
+        var totals = Array(repeating: (seconds: 0.0, cpu: 0.0, switches: 0.0, sliceCPU: [Double]()), count: clients.count)
         for slice in 0..<slices {
             let size = requests * (slice + 1) / slices - requests * slice / slices
             guard size > 0 else { continue }
@@ -55,10 +56,11 @@ extension E2EScenario {
                 totals[index].seconds += Double(size) / run.rate
                 totals[index].cpu += run.cpu * Double(size)
                 totals[index].switches += run.switches * Double(size)
+                totals[index].sliceCPU.append(run.cpu)
             }
         }
         let count = Double(requests)
-        return totals.map { (count / $0.seconds, $0.cpu / count, $0.switches / count) }
+        return totals.map { (count / $0.seconds, $0.cpu / count, $0.switches / count, $0.sliceCPU) }
     }
 
     /// Runs `requests` requests with `concurrency` workers; returns requests per second, CPU µs per

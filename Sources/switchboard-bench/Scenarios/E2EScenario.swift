@@ -267,6 +267,8 @@ enum E2EScenario {
                 _ = try await measure(variant, requests: quick ? 20 : 300, concurrency: concurrency)
             }
             var samples: [String: (rate: [Double], cpu: [Double], switches: [Double])] = [:]
+            // Each client's CPU a request in every slice of every round, in the same order for all.
+            var sliceCPU: [String: [Double]] = [:]
             for round in 0..<rounds {
                 // Each round starts with the next client.
                 let runs = try await measureInSlices(clients, rotatedBy: round, requests: requests, slices: slices, concurrency: concurrency)
@@ -274,6 +276,7 @@ enum E2EScenario {
                     samples[variant.name, default: ([], [], [])].rate.append(run.rate)
                     samples[variant.name, default: ([], [], [])].cpu.append(run.cpu)
                     samples[variant.name, default: ([], [], [])].switches.append(run.switches)
+                    sliceCPU[variant.name, default: []].append(contentsOf: run.sliceCPU)
                 }
                 // The command-line tool on the same server: an outside reference for the libcurl rows.
                 if !curlVariants.isEmpty, CurlCommandLine.isAvailable, names == nil {
@@ -312,6 +315,19 @@ enum E2EScenario {
                         Figure(
                             name: "send + observer vs the floor, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate.cpu, baseline: floor.cpu,
                             baselineName: "bare delegate session", target: "≤ 1.10×"))
+                }
+            }
+            // The same ratios slice by slice: each slice's CPU against the floor's in that slice (run next
+            // to it), the median over every slice of every round. A neighbour's burst falls on a few
+            // slices and moves this median little, where it moves a whole round's sum. No target: a
+            // second estimate of the rows above, not a replacement.
+            if let floor = sliceCPU["bare delegate session"], slices > 1 {
+                for name in ["response(for:)", "send + observer"] {
+                    guard let candidate = sliceCPU[name] else { continue }
+                    figures.append(
+                        Figure(
+                            name: "\(name) vs the floor, slice by slice, c=\(concurrency)", unit: "CPU µs/req", candidate: candidate, baseline: floor,
+                            baselineName: "bare delegate session"))
                 }
             }
             // The same with the floor paying the observer's two main-queue hops too: what the
