@@ -73,6 +73,27 @@ import Testing
         }
     }
 
+    /// Every hop of a redirect goes out as the first does: a blank field (the User-Agent included)
+    /// sent empty, a hand-set framing field left to the transport, the package's User-Agent when the
+    /// request has none. (URLSession follows a redirect with the request as the app gave it: the first
+    /// hop's rewrite didn't reach the next hops.)
+    @Test(arguments: TransportUnderTest.network) func aRedirectsHopsGoOutAsTheFirstDoes(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let options = TransferOptions(timeout: 30, idleTimeout: 20)
+            let headers = ["User-Agent": "  ", "X-Tab": "\t", "Content-Length": "5", "X-Full": "yes"]
+            let blank = await transfer(transport, TransportRequest(Self.request(server.url("/redirect-chain/2"), headers: headers)), options: options)
+            #expect(blank.json["path"].string == "/echo", "\(kind): \(String(describing: blank.result))")
+            #expect(server.totalRequests == 4)
+            #expect(blank.json["headers"]["User-Agent"].string == "", "\(kind): \(blank.json["headers"])")
+            #expect(blank.json["headers"]["X-Tab"].string == "")
+            #expect(blank.json["headers"]["X-Full"].string == "yes")
+            #expect(blank.json["headers"]["Content-Length"] == nil)
+            let plain = await transfer(transport, TransportRequest(Self.request(server.url("/redirect-chain/1"))), options: options)
+            #expect(plain.json["headers"]["User-Agent"].string == UserAgent.default, "\(kind): \(plain.json["headers"])")
+        }
+    }
+
     /// A final response's trailer fields are not header lines: one that starts like a status line
     /// changes nothing, nor one whose name is not a token. (FoundationNetworking stops the process on any trailer field: see
     /// ChildProcessFaultTests.)

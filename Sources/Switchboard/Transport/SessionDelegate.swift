@@ -5,8 +5,8 @@ import FoundationNetworking
 
 /// The URLSession delegate: collects each task's body on the serial delegate queue and ends the task.
 ///
-/// `@unchecked Sendable`: its only state is `transfers`, inside the lock wrapper; `NSObject` keeps the
-/// compiler from checking that itself.
+/// `@unchecked Sendable`: its only mutable state is `transfers`, inside the lock wrapper (`userAgent`
+/// is a `let`); `NSObject` keeps the compiler from checking that itself.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// Locked: a first hop is registered on the sender's thread; the delegate queue looks up and removes; tests count.
     private let transfers = Locked<[Int: TransferState]>([:])
@@ -56,19 +56,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 
-    private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
-        var request = state.currentRequest
-        let task: URLSessionTask
-        if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody, method: request.httpMethod) {
-            fail(state, invalid, queue: queue)
-            return
-        }
-        // One pass over the fields, and the request changed only when one needs it (a change copies it):
-        // - a value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it
-        //   to libcurl as it is, which then leaves the header out), as on the libcurl transport;
-        // - the transport frames the body (or its absence): a hand-set Content-Length or
-        //   Transfer-Encoding would cut it short, or make the server wait for a body that never comes;
-        // - the package's User-Agent when the request has none.
+    /// Readies a hop's header fields for FoundationNetworking, in one pass over them, changing the
+    /// request only when one needs it (a change copies it on Linux). For every hop that leaves: the
+    /// first (`startTask`) and each redirect FoundationNetworking follows (the next hop is made from the
+    /// request as the app gave it, not from what went out).
+    /// - A value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it to
+    ///   libcurl as it is, which then leaves the header out), as on the libcurl transport.
+    /// - The transport frames the body (or its absence): a hand-set Content-Length or
+    ///   Transfer-Encoding would cut it short, or make the server wait for a body that never comes.
+    /// - The package's User-Agent goes on a request that has none.
+    private func prepareFields(of request: inout URLRequest) {
         var needsUserAgent = userAgent != nil
         var needsRewrite = false
         if let fields = request.allHTTPHeaderFields {
@@ -87,6 +84,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             }
         }
         if needsUserAgent { addUserAgent(to: &request) }
+    }
+
+    private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
+        var request = state.currentRequest
+        let task: URLSessionTask
+        if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody, method: request.httpMethod) {
+            fail(state, invalid, queue: queue)
+            return
+        }
+        prepareFields(of: &request)
         switch state.currentBody {
         case .none:
             // Only set when it changes: a change copies the whole request on Linux.
@@ -337,9 +344,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
             state.currentRequest = next
             state.currentBody = .none
-            // FoundationNetworking sends this hop as it is (a first hop got the User-Agent in `startTask`).
-            if userAgent != nil, !(next.allHTTPHeaderFields ?? [:]).keys.contains(where: Self.isUserAgent) { addUserAgent(to: &next) }
-            completionHandler(next)
+            // FoundationNetworking sends this hop as it is.
+            var outgoing = next
+            prepareFields(of: &outgoing)
+            completionHandler(outgoing)
         }
     }
 
