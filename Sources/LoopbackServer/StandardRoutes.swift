@@ -207,6 +207,10 @@ enum StandardRoutes {
         let password = request.pathParameters["pass"] ?? ""
         let expected = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
         if request.header("Authorization") == expected {
+            // `?then=<path>`: once authorized, a 302 there.
+            if let then = request.queryItems["then"], !then.isEmpty {
+                return .json(["redirect": then], status: 302, headers: [("Location", then)])
+            }
             return .json(["authenticated": true, "user": user])
         }
         return .json(["authenticated": false], status: 401, headers: [("WWW-Authenticate", #"Basic realm="loopback""#)])

@@ -75,8 +75,8 @@ import Testing
 
     /// Every hop of a redirect goes out as the first does: a blank field (the User-Agent included)
     /// sent empty, a hand-set framing field left to the transport, the package's User-Agent when the
-    /// request has none. (URLSession follows a redirect with the request as the app gave it: the first
-    /// hop's rewrite didn't reach the next hops.)
+    /// request has none. (On URLSession the redirect rules make the next hop from the request as the
+    /// app gave it: the first hop's rewrite didn't reach the next hops.)
     @Test(arguments: TransportUnderTest.network) func aRedirectsHopsGoOutAsTheFirstDoes(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let transport = kind.make([server])

@@ -187,6 +187,27 @@ import Testing
         }
     }
 
+    /// A challenge and a redirect in one transfer, in either order: each hop goes where the redirect
+    /// said, and the credentials answer the hop that asked. (FoundationNetworking, once a task has
+    /// answered a challenge, sends every later hop of it as its first request with the credentials.)
+    @Test(arguments: TransportUnderTest.network) func aChallengeAndARedirectInOneTransferEachReachTheRightHop(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let options = TransferOptions(timeout: 10, credentials: Credentials(user: "ada", password: "pw"), idleTimeout: 10)
+            // The challenge first: 401, then the authorized request's 302, then where it points.
+            let challengedFirst = await transfer(transport, TransportRequest(Self.request(server.url("/basic-auth/ada/pw?then=/echo"))), options: options)
+            #expect(challengedFirst.json["path"].string == "/echo", "\(kind): \(String(describing: challengedFirst.result))")
+            #expect(challengedFirst.heads.map(\.statusCode) == [200])
+            #expect(server.totalRequests == 3)
+            // The redirect first: 302, then the 401 of the hop it points to, answered there.
+            let redirectedFirst = await transfer(
+                transport, TransportRequest(Self.request(server.url("/redirect/302?to=/basic-auth/ada/pw"))), options: options)
+            #expect(redirectedFirst.json["authenticated"] == true, "\(kind): \(String(describing: redirectedFirst.result))")
+            #expect(redirectedFirst.heads.map(\.statusCode) == [200])
+            #expect(server.totalRequests == 6)
+        }
+    }
+
     // MARK: Size and completeness
 
     @Test(arguments: kinds) func theSizeLimitBoundsMemoryButNotAFile(_ kind: TransportUnderTest) async throws {

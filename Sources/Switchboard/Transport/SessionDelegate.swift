@@ -58,8 +58,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     /// Readies a hop's header fields for FoundationNetworking, in one pass over them, changing the
     /// request only when one needs it (a change copies it on Linux). For every hop that leaves: the
-    /// first (`startTask`) and each redirect FoundationNetworking follows (the next hop is made from the
-    /// request as the app gave it, not from what went out).
+    /// first (`startTask`) and each redirect FoundationNetworking follows (the redirect rules make the
+    /// next hop from the request as the app gave it, not from what went out).
     /// - A value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it to
     ///   libcurl as it is, which then leaves the header out), as on the libcurl transport.
     /// - The transport frames the body (or its absence): a hand-set Content-Length or
@@ -333,10 +333,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.redirectCount += 1
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none
             storeCookies(from: response, in: session)
-            if !body.isEmpty {
-                // URLSession on Linux keeps the method of a 307/308 but sends an empty body: let this
-                // task end with the redirect response; didCompleteWithError starts the next hop as a
-                // new task with the body, which gets the jar's cookies from the session itself.
+            if !body.isEmpty || state.options.credentials != nil {
+                // This task ends with the redirect response; didCompleteWithError starts the next hop
+                // as a new task (which gets the jar's cookies from the session itself) when:
+                // - it has a body: URLSession on Linux keeps the method of a 307/308 but sends an empty
+                //   body;
+                // - the transfer may answer a challenge: once a task has answered one, FoundationNetworking
+                //   sends every later hop of it as its first request with the credentials (its
+                //   `authRequest`), whatever the redirect said, and a hop after a redirect that asks for
+                //   credentials gets the first hop's request back. A task of its own per hop has one URL.
                 if !state.setsOwnCookie { next.setValue(nil, forHTTPHeaderField: "Cookie") }
                 state.pendingRedirect = (next, body)
                 return completionHandler(nil)
