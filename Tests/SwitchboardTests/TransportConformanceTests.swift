@@ -188,7 +188,7 @@ import Testing
     }
 
     /// A challenge and a redirect in one transfer, in either order: each hop goes where the redirect
-    /// said, and the credentials answer the hop that asked. (FoundationNetworking, once a task has
+    /// said, the credentials answer the hop that asked, and go on with the hops after it (same origin). (FoundationNetworking, once a task has
     /// answered a challenge, sends every later hop of it as its first request with the credentials.)
     @Test(arguments: TransportUnderTest.network) func aChallengeAndARedirectInOneTransferEachReachTheRightHop(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
@@ -199,6 +199,9 @@ import Testing
             #expect(challengedFirst.json["path"].string == "/echo", "\(kind): \(String(describing: challengedFirst.result))")
             #expect(challengedFirst.heads.map(\.statusCode) == [200])
             #expect(server.totalRequests == 3)
+            // The credentials go on to the same origin with the hops after the answer, on both transports.
+            let basic = "Basic " + Data("ada:pw".utf8).base64EncodedString()
+            #expect(challengedFirst.json["headers"]["Authorization"].string == basic, "\(kind): \(challengedFirst.json["headers"])")
             // The redirect first: 302, then the 401 of the hop it points to, answered there.
             let redirectedFirst = await transfer(
                 transport, TransportRequest(Self.request(server.url("/redirect/302?to=/basic-auth/ada/pw"))), options: options)

@@ -192,7 +192,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let state = state(for: dataTask), !state.isFinished, state.failure == nil else { return }
+        // A redirect followed by hand: its body is not the answer (no progress, no size limit for it).
+        guard let state = state(for: dataTask), !state.isFinished, state.failure == nil, state.pendingRedirect == nil else { return }
         if let failure = state.receive(data) {
             state.failure = failure
             Self.cancel(dataTask, in: session)
@@ -228,6 +229,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.data = Data()
             state.bytesReceived = 0
             state.bytesSent = 0
+            // What the next hop sends: its own body (none after a 303, or a 301/302 that turned a POST into a GET).
+            state.expectedBytesToSend = next.body.length
             state.currentRequest = next.request
             state.currentBody = next.body
             start(state, in: session)
@@ -412,6 +415,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         switch decision {
         case .answer(let credentials):
             state.isProvisional = false
+            // The hops that follow are made from this request, as on libcurl: the credentials go on
+            // with them to the same origin (the redirect rules strip them elsewhere), and a second
+            // challenge fails rather than sending them again.
+            state.currentRequest.setValue(credentials.authorizationHeader, forHTTPHeaderField: "Authorization")
             let credential = URLCredential(user: credentials.user, password: credentials.password, persistence: .forSession)
             completionHandler(.useCredential, credential)
         case .fail(let error):
