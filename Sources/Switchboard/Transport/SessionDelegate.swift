@@ -223,7 +223,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let state = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         guard !state.isFinished else { return }
-        if let next = state.pendingRedirect, state.failure == nil {
+        // The next hop of a redirect followed by hand, unless this one failed (a timeout, a connection
+        // lost while its head or body came): that ends the transfer, as on libcurl.
+        if let next = state.pendingRedirect, state.failure == nil, error == nil {
             state.pendingRedirect = nil
             state.response = nil
             state.data = Data()
