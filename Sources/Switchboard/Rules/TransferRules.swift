@@ -220,6 +220,18 @@ public struct TransferRules: Sendable {
         }
     }
 
+    /// Whether a request field's value is nothing but spaces and tabs (or nothing): every transport sends
+    /// such a field empty (libcurl would leave it out).
+    static func isBlankValue(_ value: String) -> Bool {
+        value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+    }
+
+    /// Whether a field named `name` is `User-Agent`, in any case: a request's own keeps the transport
+    /// from adding ``UserAgent/default``.
+    static func isUserAgent(_ name: String) -> Bool {
+        name.utf8.count == 10 && name.caseInsensitiveEquals("User-Agent")
+    }
+
     /// Whether a field named `name` changes what the body's bytes are (`Content-Encoding`) or how they
     /// are delimited (`Transfer-Encoding`), so that `Content-Length` no longer counts what a transport
     /// hands over.

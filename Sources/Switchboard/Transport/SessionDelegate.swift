@@ -5,19 +5,16 @@ import FoundationNetworking
 
 /// The URLSession delegate: collects each task's body on the serial delegate queue and ends the task.
 ///
-/// `@unchecked Sendable`: its only mutable state is `transfers`, inside the lock wrapper (`userAgent`
-/// is a `let`); `NSObject` keeps the compiler from checking that itself.
+/// `@unchecked Sendable`: its only mutable state is `transfers`, inside the lock wrapper (`outgoing`
+/// is an immutable `Sendable` value); `NSObject` keeps the compiler from checking that itself.
 final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// Locked: a first hop is registered on the sender's thread; the delegate queue looks up and removes; tests count.
     private let transfers = Locked<[Int: TransferState]>([:])
-    /// The `User-Agent` put on a request that has none (``UserAgent/default``); `nil` when the session's
-    /// own settings name one, which FoundationNetworking then adds. On the request rather than in the
-    /// session's `httpAdditionalHeaders`: FoundationNetworking merges those into every request's
-    /// fields one by one, lowercasing each name (about 3 µs a request, measured in docs/perf-log.md).
-    let userAgent: String?
+    /// How each hop's header fields are readied (the `User-Agent` it adds, if any).
+    let outgoing: OutgoingFields
 
     init(userAgent: String?) {
-        self.userAgent = userAgent
+        outgoing = OutgoingFields(userAgent: userAgent)
     }
 
     /// How many tasks URLSession has not yet reported complete (a cancelled one counts until its
@@ -37,55 +34,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         }
     }
 
-    /// Puts ``userAgent`` on `request`, which has no `User-Agent` of its own. The whole table at once:
-    /// `setValue` re-validates and capitalizes on Linux, and the value is made of tokens (``UserAgent``).
-    private func addUserAgent(to request: inout URLRequest) {
-        guard let userAgent else { return }
-        var fields = request.allHTTPHeaderFields ?? [:]
-        fields["User-Agent"] = userAgent
-        request.allHTTPHeaderFields = fields
-    }
-
-    /// Whether `name` is `User-Agent`, in any case.
-    private static func isUserAgent(_ name: String) -> Bool {
-        name.utf8.count == 10 && name.caseInsensitiveEquals("User-Agent")
-    }
-
-    /// A value that isn't empty but holds only spaces and tabs.
-    private static func isBlank(_ value: String) -> Bool {
-        !value.isEmpty && value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
-    }
-
-    /// Readies a hop's header fields for FoundationNetworking, in one pass over them, changing the
-    /// request only when one needs it (a change copies it on Linux). For every hop that leaves: the
-    /// first (`startTask`) and each redirect FoundationNetworking follows (the redirect rules make the
-    /// next hop from the request as the app gave it, not from what went out).
-    /// - A value of only spaces or tabs goes as an empty header (FoundationNetworking would pass it to
-    ///   libcurl as it is, which then leaves the header out), as on the libcurl transport.
-    /// - The transport frames the body (or its absence): a hand-set Content-Length or
-    ///   Transfer-Encoding would cut it short, or make the server wait for a body that never comes.
-    /// - The package's User-Agent goes on a request that has none.
-    private func prepareFields(of request: inout URLRequest) {
-        var needsUserAgent = userAgent != nil
-        var needsRewrite = false
-        if let fields = request.allHTTPHeaderFields {
-            for (name, value) in fields {
-                if needsUserAgent, Self.isUserAgent(name) { needsUserAgent = false }
-                if TransferRules.isRequestFraming(name) || Self.isBlank(value) { needsRewrite = true }
-            }
-            if needsRewrite {
-                for (name, value) in fields {
-                    if TransferRules.isRequestFraming(name) {
-                        request.setValue(nil, forHTTPHeaderField: name)
-                    } else if Self.isBlank(value) {
-                        request.setValue("", forHTTPHeaderField: name)
-                    }
-                }
-            }
-        }
-        if needsUserAgent { addUserAgent(to: &request) }
-    }
-
     private func startTask(_ state: TransferState, in session: URLSession, queue: DispatchQueue?) {
         var request = state.currentRequest
         let task: URLSessionTask
@@ -93,7 +41,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             fail(state, invalid, queue: queue)
             return
         }
-        prepareFields(of: &request)
+        outgoing.prepare(&request)
         switch state.currentBody {
         case .none:
             // Only set when it changes: a change copies the whole request on Linux.
@@ -355,9 +303,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.currentRequest = next
             state.currentBody = .none
             // FoundationNetworking sends this hop as it is.
-            var outgoing = next
-            prepareFields(of: &outgoing)
-            completionHandler(outgoing)
+            var hop = next
+            outgoing.prepare(&hop)
+            completionHandler(hop)
         }
     }
 

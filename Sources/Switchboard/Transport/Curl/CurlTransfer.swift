@@ -281,8 +281,8 @@ final class CurlTransfer: @unchecked Sendable {
         var hasUserAgent = false
         for (name, value) in given where !TransferRules.isRequestFraming(name) {
             // libcurl drops `Name:` (it removes a header of its own so); `Name;` sends it empty.
-            lines.append(value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 } ? .empty(name) : .field(name, value))
-            if !hasUserAgent, name.caseInsensitiveEquals("User-Agent") { hasUserAgent = true }
+            lines.append(TransferRules.isBlankValue(value) ? .empty(name) : .field(name, value))
+            if !hasUserAgent, TransferRules.isUserAgent(name) { hasUserAgent = true }
         }
         if !hasUserAgent { lines.append(.line(Self.defaultUserAgentLine)) }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
