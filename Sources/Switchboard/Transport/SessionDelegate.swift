@@ -12,9 +12,12 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     private let transfers = Locked<[Int: TransferState]>([:])
     /// How each hop's header fields are readied (the `User-Agent` it adds, if any).
     let outgoing: OutgoingFields
+    /// The cookie jar, and how the delegate keeps it.
+    let cookies: SessionCookies
 
-    init(userAgent: String?) {
+    init(userAgent: String?, cookies: SessionCookies) {
         outgoing = OutgoingFields(userAgent: userAgent)
+        self.cookies = cookies
     }
 
     /// How many tasks URLSession has not yet reported complete (a cancelled one counts until its
@@ -40,6 +43,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         if let invalid = state.rules.check(url: request.url) ?? state.rules.check(state.currentBody, method: request.httpMethod) {
             fail(state, invalid, queue: queue)
             return
+        }
+        // The jar's cookies, unless the request has its own `Cookie` (FoundationNetworking would replace it).
+        if SessionCookies.keptByDelegate, let cookie = cookies.field(for: request), !state.setsOwnCookie {
+            request.setValue(cookie, forHTTPHeaderField: "Cookie")
         }
         outgoing.prepare(&request)
         switch state.currentBody {
@@ -119,6 +126,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             Self.cancel(dataTask, in: session)
             return
         }
+        // A redirect followed by hand stored its cookies when it was asked to follow.
+        if SessionCookies.keptByDelegate, let head, state.pendingRedirect == nil { cookies.store(from: head, for: state.currentRequest) }
         completionHandler(.allow)
         state.firstByteTime = DispatchTime.now().uptimeNanoseconds
         state.response = head
@@ -274,6 +283,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
         guard let state = state(for: task) else { return completionHandler(request) }
+        // Whatever the decision, as libcurl's transport does (a 3xx delivered as the answer is stored
+        // again when its head is reported, which changes nothing).
+        cookies.store(from: response, for: state.currentRequest)
         switch state.rules.redirect(from: state.currentRequest, response: response, to: request.url, followed: state.redirectCount) {
         case .deliver:
             // Not following: the task ends with this 3xx as its response.
@@ -285,7 +297,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         case .follow(var next):
             state.redirectCount += 1
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none
-            storeCookies(from: response, in: session)
             if !body.isEmpty || state.options.credentials != nil {
                 // This task ends with the redirect response; didCompleteWithError starts the next hop
                 // as a new task (which gets the jar's cookies from the session itself) when:
@@ -299,7 +310,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 state.pendingRedirect = (next, body)
                 return completionHandler(nil)
             }
-            if !state.setsOwnCookie { setJarCookies(on: &next, in: session) }
+            if !state.setsOwnCookie { cookies.setJarCookies(on: &next) }
             state.currentRequest = next
             state.currentBody = .none
             // FoundationNetworking sends this hop as it is.
@@ -307,32 +318,6 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             outgoing.prepare(&hop)
             completionHandler(hop)
         }
-    }
-
-    /// Stores the cookies a redirect response sets (FoundationNetworking stores them too; storing again
-    /// replaces them with themselves), so the next hop can carry them.
-    private func storeCookies(from response: HTTPURLResponse, in session: URLSession) {
-        let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, configuration.httpCookieAcceptPolicy != .never,
-            let storage = configuration.httpCookieStorage, let from = response.url
-        else { return }
-        let fields = response.allHeaderFields.reduce(into: [String: String]()) { fields, field in
-            if let name = field.key as? String, let value = field.value as? String { fields[name] = value }
-        }
-        let set = HTTPCookie.cookies(withResponseHeaderFields: fields, for: from)
-        if !set.isEmpty { storage.setCookies(set, for: from, mainDocumentURL: nil) }
-    }
-
-    /// Sets the next hop's `Cookie` header from the jar as it is now (cookies set by this redirect
-    /// included; with a redirect delegate FoundationNetworking doesn't send them on the next hop), for
-    /// the next hop's own URL. Recomputed at every hop, so a changed cookie is sent with its new value.
-    private func setJarCookies(on next: inout URLRequest, in session: URLSession) {
-        next.setValue(nil, forHTTPHeaderField: "Cookie")
-        let configuration = session.configuration
-        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage, let url = next.url,
-            let cookies = storage.cookies(for: url), !cookies.isEmpty
-        else { return }
-        for (name, value) in HTTPCookie.requestHeaderFields(with: cookies) { next.setValue(value, forHTTPHeaderField: name) }
     }
 
     // MARK: Authentication

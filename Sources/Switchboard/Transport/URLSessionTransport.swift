@@ -15,7 +15,11 @@ import FoundationNetworking
 /// sent on the next hop (they are).
 ///
 /// Cookies follow ``Configuration/cookies``: none, an in-memory jar (the default), or the shared
-/// `HTTPCookieStorage`. Nothing else is persisted: no URL cache, no credential storage.
+/// `HTTPCookieStorage`. On Linux the transport keeps the jar itself, by the libcurl transport's rules:
+/// every response head stores the cookies it sets (a `set-cookie` in any case), every hop carries the
+/// jar's cookies unless the request has a `Cookie` of its own, and a request whose
+/// `httpShouldHandleCookies` is `false` does neither. Nothing else is persisted: no URL cache, no
+/// credential storage.
 ///
 /// On Apple platforms (written for, not built or tested in this project's CI): TLS server-trust and
 /// client-certificate challenges are left to the system; of ``Configuration/proxy`` only
@@ -131,21 +135,18 @@ public final class URLSessionTransport: Transport {
             return HTTPHeaders.credentialNames.contains { name.caseInsensitiveEquals($0) }
         }
         let sessionNamesUserAgent = additional.keys.contains { ($0 as? String)?.caseInsensitiveEquals("User-Agent") == true }
+        let jar: HTTPCookieStorage?
         switch configuration.cookies {
-        case .none:
-            settings.httpCookieStorage = nil
-            settings.httpShouldSetCookies = false
-            settings.httpCookieAcceptPolicy = .never
-        case .inMemory:
-            settings.httpCookieStorage = cookieJar ?? URLSessionConfiguration.ephemeral.httpCookieStorage
-            settings.httpShouldSetCookies = true
-            settings.httpCookieAcceptPolicy = .always
-        case .shared:
-            settings.httpCookieStorage = HTTPCookieStorage.shared
-            settings.httpShouldSetCookies = true
-            settings.httpCookieAcceptPolicy = .always
+        case .none: jar = nil
+        case .inMemory: jar = cookieJar ?? URLSessionConfiguration.ephemeral.httpCookieStorage
+        case .shared: jar = HTTPCookieStorage.shared
         }
-        self.cookieJar = settings.httpShouldSetCookies ? settings.httpCookieStorage : nil
+        // On Linux the delegate keeps the jar (SessionCookies), and the session has none.
+        let systemJar = SessionCookies.keptByDelegate ? nil : jar
+        settings.httpCookieStorage = systemJar
+        settings.httpShouldSetCookies = systemJar != nil
+        settings.httpCookieAcceptPolicy = systemJar != nil ? .always : .never
+        self.cookieJar = jar
         idleTimeout = configuration.idleTimeout
         trustRefusal =
             configuration.serverTrust.isSystemDefault
@@ -156,7 +157,7 @@ public final class URLSessionTransport: Transport {
         madeWith = (configuration.serverTrust, configuration.proxy)
         queue = DispatchQueue(label: "switchboard.transport")
         let operationQueue = DelegateQueue(queue)
-        delegate = SessionDelegate(userAgent: sessionNamesUserAgent ? nil : UserAgent.default)
+        delegate = SessionDelegate(userAgent: sessionNamesUserAgent ? nil : UserAgent.default, cookies: SessionCookies(jar: jar))
         session = URLSession(configuration: settings, delegate: delegate, delegateQueue: operationQueue)
     }
 

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Switchboard
+import Testing
+
+/// The cookie jar's rules, the same on every transport with a jar (``CookiePolicy/inMemory``): which
+/// response heads store cookies, which requests carry them. On Linux the URLSession transport keeps the
+/// jar itself; FoundationNetworking's own handling broke the first three.
+@Suite(timeLimit(minutes: 1)) struct CookieJarTests {
+    static func request(_ url: URL, headers: [String: String] = [:], handlesCookies: Bool = true) -> TransportRequest {
+        var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpShouldHandleCookies = handlesCookies
+        return TransportRequest(request)
+    }
+
+    /// The `Cookie` field the server saw on `/echo` from `transport`.
+    static func cookieSent(_ transport: any Transport, _ server: LoopbackServer, headers: [String: String] = [:], handlesCookies: Bool = true) async -> String? {
+        let echoed = await transfer(transport, request(server.url("/echo"), headers: headers, handlesCookies: handlesCookies))
+        #expect(echoed.error == nil, "\(String(describing: echoed.error))")
+        return echoed.json["headers"]["Cookie"].string
+    }
+
+    /// The names of the cookies in a `Cookie` field, sorted.
+    static func names(_ field: String?) -> [String] {
+        (field ?? "").split(separator: ";").compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespaces) }.sorted()
+    }
+
+    /// Each `Set-Cookie` line is stored, its name in any case (FoundationNetworking's own handling
+    /// missed `set-cookie`). One spelling a response: FoundationNetworking's `HTTPURLResponse` keeps
+    /// the lines of only one of the spellings of a name (docs/LinuxNotes.md).
+    @Test(arguments: TransportUnderTest.network) func everySetCookieLineIsStoredWhateverTheCaseOfItsName(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let json = ("Content-Type", "application/json")
+            server.route(nil, "/lower-case-cookies") { _ in
+                ServerResponse(status: 200, headers: [json, ("set-cookie", "lower=1; Path=/"), ("set-cookie", "other=2; Path=/")], body: .data(Data("{}".utf8)))
+            }
+            server.route(nil, "/many-cookies") { _ in
+                ServerResponse(
+                    status: 200,
+                    headers: [
+                        json, ("Set-Cookie", "first=1; Path=/"), ("Set-Cookie", "no-equals-sign"), ("Set-Cookie", "=; Path=/"),
+                        ("Set-Cookie", "second=2; Expires=Wed, 21 Oct 2099 07:28:00 GMT; Path=/"),
+                    ],
+                    body: .data(Data("{}".utf8)))
+            }
+            let transport = kind.make([server])
+            for path in ["/lower-case-cookies", "/many-cookies"] {
+                let set = await transfer(transport, Self.request(server.url(path)))
+                #expect(set.response?.httpResponse.statusCode == 200, "\(path): \(String(describing: set.error))")
+            }
+            let sent = await Self.cookieSent(transport, server)
+            #expect(Self.names(sent) == ["first", "lower", "other", "second"], "\(String(describing: sent))")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aChallengesOwnCookiesAreKeptWhenItIsAnswered(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route(nil, "/guarded") { request in
+                guard request.header("Authorization") != nil else {
+                    return ServerResponse(
+                        status: 401, headers: [("WWW-Authenticate", #"Basic realm="jar""#), ("Set-Cookie", "challenged=1; Path=/")],
+                        body: .data(Data()))
+                }
+                return .json(["cookie": request.header("Cookie") ?? ""])
+            }
+            let transport = kind.make([server])
+            let answered = await transfer(
+                transport, Self.request(server.url("/guarded")), options: TransferOptions(timeout: 10, credentials: Credentials(user: "ada", password: "pw")))
+            #expect(answered.response?.httpResponse.statusCode == 200, "\(String(describing: answered.error))")
+            #expect(await Self.cookieSent(transport, server) == "challenged=1")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aRequestsOwnCookieIsSentAsItIs(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            _ = await transfer(transport, Self.request(server.url("/set-cookie")))
+            #expect(await Self.cookieSent(transport, server) == "session=abc", "the jar's cookie goes on a request without one")
+            #expect(await Self.cookieSent(transport, server, headers: ["Cookie": "mine=1"]) == "mine=1", "the request's own is not replaced")
+        }
+    }
+
+    @Test(arguments: TransportUnderTest.network) func aRequestThatDoesntHandleCookiesNeitherStoresNorCarriesThem(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            _ = await transfer(transport, Self.request(server.url("/set-cookie?value=ignored"), handlesCookies: false))
+            #expect(await Self.cookieSent(transport, server) == nil, "its Set-Cookie is not stored")
+            _ = await transfer(transport, Self.request(server.url("/set-cookie")))
+            #expect(await Self.cookieSent(transport, server) == "session=abc")
+            #expect(await Self.cookieSent(transport, server, handlesCookies: false) == nil, "the jar's cookies don't go on it")
+        }
+    }
+}
