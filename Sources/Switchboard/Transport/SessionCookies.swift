@@ -31,13 +31,11 @@ struct SessionCookies: Sendable {
 
     /// Stores the cookies `response` (to `request`, the hop that was sent) sets.
     func store(from response: HTTPURLResponse, for request: URLRequest) {
-        guard let jar, request.httpShouldHandleCookies, let url = response.url else { return }
-        // Each field named `Set-Cookie` in any case (FoundationNetworking joins repeated lines of one
-        // spelling with ", ", which the cookie parser splits again).
-        var cookies: [HTTPCookie] = []
-        for case let (name as String, value as String) in response.allHeaderFields where name.caseInsensitiveEquals("Set-Cookie") {
-            cookies += HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
-        }
+        // One lookup (`HTTPURLResponse` names every spelling of a field one way, and joins repeated
+        // lines with ", ", which the cookie parser splits again); `allHeaderFields` would bridge
+        // every field, about 3.5 µs a response.
+        guard let jar, let value = response.value(forHTTPHeaderField: "Set-Cookie"), request.httpShouldHandleCookies, let url = response.url else { return }
+        let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
         if !cookies.isEmpty { jar.setCookies(cookies, for: url, mainDocumentURL: nil) }
     }
 
