@@ -24,6 +24,11 @@ import Testing
         return echoed.json["headers"]["Cookie"].string
     }
 
+    /// The `name=value` pairs of a `Cookie` field, sorted.
+    static func pairs(_ field: String?) -> [String] {
+        (field ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.sorted()
+    }
+
     /// The names of the cookies in a `Cookie` field, sorted.
     static func names(_ field: String?) -> [String] {
         (field ?? "").split(separator: ";").compactMap { $0.split(separator: "=").first?.trimmingCharacters(in: .whitespaces) }.sorted()
@@ -53,7 +58,74 @@ import Testing
                 #expect(set.response?.httpResponse.statusCode == 200, "\(path): \(String(describing: set.error))")
             }
             let sent = await Self.cookieSent(transport, server)
-            #expect(Self.names(sent) == ["first", "lower", "other", "second"], "\(String(describing: sent))")
+            #expect(Self.pairs(sent) == ["first=1", "lower=1", "other=2", "second=2"], "\(String(describing: sent))")
+        }
+    }
+
+    /// A `Set-Cookie` line that is not a cookie is dropped alone: the lines around it keep their values
+    /// (on URLSession the lines arrive joined with ", ", and are split again).
+    @Test(arguments: TransportUnderTest.network) func aLineThatIsNotACookieSpoilsNoOther(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route(nil, "/junk-cookies") { _ in
+                ServerResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Type", "application/json"), ("Set-Cookie", "sid=1; Path=/"), ("Set-Cookie", "junk"), ("Set-Cookie", "a@b=2; Path=/"),
+                        ("Set-Cookie", "late=3; Expires=Wednesday, 21-Oct-2099 07:28:00 GMT; Path=/"), ("Set-Cookie", "tail=4"),
+                    ],
+                    body: .data(Data("{}".utf8)))
+            }
+            let transport = kind.make([server])
+            _ = await transfer(transport, Self.request(server.url("/junk-cookies")))
+            let sent = await Self.cookieSent(transport, server)
+            #expect(Self.pairs(sent) == ["a@b=2", "late=3", "sid=1", "tail=4"], "\(String(describing: sent))")
+        }
+    }
+
+    /// The cookies of a 3xx that can't be followed (no `Location`) are kept; those of a head whose
+    /// framing is broken are not, redirect or not.
+    @Test(arguments: TransportUnderTest.network) func aRedirectWithoutALocationStoresAndABrokenHeadDoesNot(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route(nil, "/nowhere") { _ in ServerResponse(status: 302, headers: [("Set-Cookie", "nowhere=1; Path=/")], body: .data(Data())) }
+            for status in [200, 302] {
+                server.route(nil, "/broken-\(status)") { _ in
+                    ServerResponse(
+                        status: 200,
+                        body: .raw(Data("HTTP/1.1 \(status) X\r\nLocation: /echo\r\nContent-Length: 0x\r\nSet-Cookie: broken\(status)=1; Path=/\r\n\r\n".utf8)))
+                }
+            }
+            let transport = kind.make([server])
+            _ = await transfer(transport, Self.request(server.url("/nowhere")))
+            for status in [200, 302] {
+                let broken = await transfer(transport, Self.request(server.url("/broken-\(status)")))
+                guard case .malformedResponse? = broken.error else {
+                    Issue.record("\(status): \(String(describing: broken.error))")
+                    continue
+                }
+            }
+            #expect(await Self.cookieSent(transport, server) == "nowhere=1")
+        }
+    }
+
+    /// A redirect to another host carries that host's cookies from the jar, whether the transport
+    /// follows it in one task or, on URLSession, in a new one (a body to send again, credentials to
+    /// answer a challenge with); the app's own `Cookie`, for the first host, is dropped there.
+    @Test(arguments: TransportUnderTest.network) func aHopToAnotherHostCarriesThatHostsCookies(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let other = "http://localhost:\(server.port)"
+            let transport = kind.make([server])
+            _ = await transfer(transport, Self.request(try #require(URL(string: "\(other)/set-cookie"))))
+            let ways: [(code: Int, method: String, body: TransferBody?, credentials: Credentials?)] = [
+                (302, "GET", nil, nil), (302, "GET", nil, Credentials(user: "ada", password: "pw")), (307, "POST", .data(Data("x".utf8)), nil),
+            ]
+            for way in ways {
+                var request = URLRequest(url: server.url("/redirect/\(way.code)?to=\(other)/echo"))
+                request.httpMethod = way.method
+                request.setValue("mine=1", forHTTPHeaderField: "Cookie")
+                let record = await transfer(
+                    transport, TransportRequest(request, body: way.body), options: TransferOptions(timeout: 10, credentials: way.credentials))
+                #expect(record.json["headers"]["Cookie"] == "session=abc", "\(way.code) \(way.method), credentials: \(way.credentials != nil)")
+            }
         }
     }
 

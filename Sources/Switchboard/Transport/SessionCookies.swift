@@ -5,14 +5,19 @@ import FoundationNetworking
 
 /// How the URLSession transport keeps its cookie jar (``Configuration/cookies``), by the libcurl
 /// transport's rules (`CurlTransfer`'s header list and `storeCookies`):
-/// - every response head a transfer receives (a redirect's, a 401's, the final one) stores the cookies
-///   it sets, a `Set-Cookie` field found whatever the case of its name;
-/// - every hop carries the jar's cookies for its URL, unless the request has a `Cookie` of its own;
+/// - each response head the delegate is shown (a redirect's, a 401's, the final one, a 3xx without a
+///   `Location`) stores the cookies it sets, each `Set-Cookie` line on its own, the field's name in
+///   any case; a head whose framing is broken stores none;
+/// - each hop carries the jar's cookies for its URL, unless it has a `Cookie` of its own (the app's,
+///   which a redirect to another origin drops);
 /// - a request whose `httpShouldHandleCookies` is `false` neither stores nor carries them.
+///
+/// One exception, FoundationNetworking's: when a task answers a challenge it sends its first request
+/// again, with the `Cookie` it started with, so a cookie the 401 set goes from the next request on.
 ///
 /// On Linux the delegate does all of it, and the session has no jar: FoundationNetworking would parse
 /// every line of every response head as a possible `Set-Cookie` as it arrives (about 23 µs a request
-/// on this project's bench machine, measured in docs/perf-log.md), miss a `set-cookie` in lower case,
+/// at c=8 on this project's bench machine, docs/perf-log.md), miss a `set-cookie` in lower case,
 /// replace a request's own `Cookie`, and ignore `httpShouldHandleCookies`. On Apple platforms the
 /// system keeps the jar (this path is not built here); the delegate only stores a redirect's cookies
 /// and puts them on the next hop, which the system would not.
@@ -31,12 +36,37 @@ struct SessionCookies: Sendable {
 
     /// Stores the cookies `response` (to `request`, the hop that was sent) sets.
     func store(from response: HTTPURLResponse, for request: URLRequest) {
-        // One lookup (`HTTPURLResponse` names every spelling of a field one way, and joins repeated
-        // lines with ", ", which the cookie parser splits again); `allHeaderFields` would bridge
-        // every field, about 3.5 µs a response.
-        guard let jar, let value = response.value(forHTTPHeaderField: "Set-Cookie"), request.httpShouldHandleCookies, let url = response.url else { return }
-        let cookies = HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": value], for: url)
+        // One lookup: `HTTPURLResponse` names every spelling of a field one way. Reading
+        // `allHeaderFields` instead bridged every field, most of about 4.7 µs a response (perf, c=64).
+        guard let jar, let joined = response.value(forHTTPHeaderField: "Set-Cookie"), request.httpShouldHandleCookies, let url = response.url else { return }
+        // Each line parsed alone, as libcurl's transport does: parsed whole, a line that is not a
+        // cookie would run into the one before it.
+        let cookies = Self.lines(joined).flatMap { HTTPCookie.cookies(withResponseHeaderFields: ["Set-Cookie": $0], for: url) }
         if !cookies.isEmpty { jar.setCookies(cookies, for: url, mainDocumentURL: nil) }
+    }
+
+    /// The `Set-Cookie` lines that FoundationNetworking joined into one value with ", ": split at
+    /// each ", " that doesn't fall inside an `Expires` date (`Expires=Wed, 21 Oct 2099 07:28:00 GMT`).
+    /// (A line that itself held ", " elsewhere, not allowed in a cookie, is split too.)
+    static func lines(_ joined: String) -> [String] {
+        var lines: [String] = []
+        for part in joined.components(separatedBy: ", ") {
+            if let last = lines.last, endsInAWeekday(last) {
+                lines[lines.count - 1] = last + ", " + part
+            } else {
+                lines.append(part)
+            }
+        }
+        return lines
+    }
+
+    /// Whether `line`'s last attribute is `Expires=` and a day's name (`Wed`, `Wednesday`): the start
+    /// of a date that goes on after a comma.
+    private static func endsInAWeekday(_ line: String) -> Bool {
+        let attribute = line.split(separator: ";", omittingEmptySubsequences: false).last?.drop { $0 == " " || $0 == "\t" } ?? ""
+        guard attribute.count > 8, attribute.prefix(8).lowercased() == "expires=" else { return false }
+        let day = attribute.dropFirst(8)
+        return (3...9).contains(day.count) && day.allSatisfy { $0.isASCII && $0.isLetter }
     }
 
     /// The `Cookie` value the jar has for `request`, or `nil` for none (no jar, no cookies for its URL,

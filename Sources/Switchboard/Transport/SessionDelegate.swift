@@ -44,8 +44,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             fail(state, invalid, queue: queue)
             return
         }
-        // The jar's cookies, unless the request has its own `Cookie` (FoundationNetworking would replace it).
-        if SessionCookies.keptByDelegate, let cookie = cookies.field(for: request), !state.setsOwnCookie {
+        // The jar's cookies, unless this hop has a `Cookie` of its own (the app's, unless a cross-origin
+        // redirect dropped it); FoundationNetworking would replace it.
+        if SessionCookies.keptByDelegate, let cookie = cookies.field(for: request), request.value(forHTTPHeaderField: "Cookie") == nil {
             request.setValue(cookie, forHTTPHeaderField: "Cookie")
         }
         outgoing.prepare(&request)
@@ -195,7 +196,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             start(state, in: session)
             return
         }
+        // A 3xx that FoundationNetworking couldn't follow (no `Location`) is shown to no callback.
+        if state.response == nil, error == nil, let head = task.response as? HTTPURLResponse { storeCookies(of: head, in: state) }
         state.finish(Self.result(of: state, error: error))
+    }
+
+    /// Stores the cookies of a head no other check has seen: not when its framing is broken, as on libcurl.
+    private func storeCookies(of head: HTTPURLResponse, in state: TransferState) {
+        if ResponseFraming.problem(in: head) == nil { cookies.store(from: head, for: state.currentRequest) }
     }
 
     private static func result(of state: TransferState, error: (any Error)?) -> Result<TransportResponse, NetworkError> {
@@ -285,7 +293,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         guard let state = state(for: task) else { return completionHandler(request) }
         // Whatever the decision, as libcurl's transport does (a 3xx delivered as the answer is stored
         // again when its head is reported, which changes nothing).
-        cookies.store(from: response, for: state.currentRequest)
+        storeCookies(of: response, in: state)
         switch state.rules.redirect(from: state.currentRequest, response: response, to: request.url, followed: state.redirectCount) {
         case .deliver:
             // Not following: the task ends with this 3xx as its response.
@@ -299,7 +307,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none
             if !body.isEmpty || state.options.credentials != nil {
                 // This task ends with the redirect response; didCompleteWithError starts the next hop
-                // as a new task (which gets the jar's cookies from the session itself) when:
+                // as a new task (which gets the jar's cookies as it starts, unless it has its own) when:
                 // - it has a body: URLSession on Linux keeps the method of a 307/308 but sends an empty
                 //   body;
                 // - the transfer may answer a challenge: once a task has answered one, FoundationNetworking
@@ -310,7 +318,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 state.pendingRedirect = (next, body)
                 return completionHandler(nil)
             }
-            if !state.setsOwnCookie { cookies.setJarCookies(on: &next) }
+            // The jar's cookies for the next hop, unless it has the app's own (a cross-origin hop has none).
+            if !state.setsOwnCookie || next.value(forHTTPHeaderField: "Cookie") == nil { cookies.setJarCookies(on: &next) }
             state.currentRequest = next
             state.currentBody = .none
             // FoundationNetworking sends this hop as it is.

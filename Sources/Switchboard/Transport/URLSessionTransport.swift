@@ -16,10 +16,11 @@ import FoundationNetworking
 ///
 /// Cookies follow ``Configuration/cookies``: none, an in-memory jar (the default), or the shared
 /// `HTTPCookieStorage`. On Linux the transport keeps the jar itself, by the libcurl transport's rules:
-/// every response head stores the cookies it sets (a `set-cookie` in any case), every hop carries the
-/// jar's cookies unless the request has a `Cookie` of its own, and a request whose
-/// `httpShouldHandleCookies` is `false` does neither. Nothing else is persisted: no URL cache, no
-/// credential storage.
+/// each response head stores the cookies it sets (a `set-cookie` in any case; none from a head whose
+/// framing is broken), each hop carries the jar's cookies unless it has a `Cookie` of its own, and a
+/// request whose `httpShouldHandleCookies` is `false` does neither. (A challenge answered within a
+/// task resends its first request, without the cookies the 401 set.) Nothing else is persisted: no URL
+/// cache, no credential storage.
 ///
 /// On Apple platforms (written for, not built or tested in this project's CI): TLS server-trust and
 /// client-certificate challenges are left to the system; of ``Configuration/proxy`` only
