@@ -46,27 +46,46 @@ struct SessionCookies: Sendable {
     }
 
     /// The `Set-Cookie` lines that FoundationNetworking joined into one value with ", ": split at
-    /// each ", " that doesn't fall inside an `Expires` date (`Expires=Wed, 21 Oct 2099 07:28:00 GMT`).
-    /// (A line that itself held ", " elsewhere, not allowed in a cookie, is split too.)
+    /// each ", " except inside an `Expires` date, where a day's name is followed by a comma and the
+    /// day of the month (`Expires=Wed, 21 Oct 2099 07:28:00 GMT`, `expires = Wednesday, 21-Oct-99`).
+    /// (A line that itself held ", " elsewhere, not allowed in a cookie, is split too.) Linear in the
+    /// value's length, whatever a server sends.
     static func lines(_ joined: String) -> [String] {
         var lines: [String] = []
+        var continues = false
         for part in joined.components(separatedBy: ", ") {
-            if let last = lines.last, endsInAWeekday(last) {
-                lines[lines.count - 1] = last + ", " + part
+            if continues, part.first?.isASCII == true, part.first?.isNumber == true {
+                lines[lines.count - 1] += ", "
+                lines[lines.count - 1] += part
+                // The date goes on in this part: a day's name can't start a new one.
+                continues = false
             } else {
                 lines.append(part)
+                continues = endsInADayName(part)
             }
         }
         return lines
     }
 
-    /// Whether `line`'s last attribute is `Expires=` and a day's name (`Wed`, `Wednesday`): the start
-    /// of a date that goes on after a comma.
-    private static func endsInAWeekday(_ line: String) -> Bool {
-        let attribute = line.split(separator: ";", omittingEmptySubsequences: false).last?.drop { $0 == " " || $0 == "\t" } ?? ""
-        guard attribute.count > 8, attribute.prefix(8).lowercased() == "expires=" else { return false }
-        let day = attribute.dropFirst(8)
+    /// Whether `line`'s last attribute is `Expires` set to a day's name (`Wed`, `Wednesday`), with
+    /// spaces allowed around `=`: a date that may go on after a comma.
+    private static func endsInADayName(_ line: String) -> Bool {
+        let attribute = line.lastIndex(of: ";").map { line[line.index(after: $0)...] } ?? line[...]
+        guard let equals = attribute.firstIndex(of: "=") else { return false }
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        let name = attribute[..<equals].drop(while: isSpace).reversed().drop(while: isSpace)
+        guard name.count == 7, String(name.reversed()).lowercased() == "expires" else { return false }
+        let day = attribute[attribute.index(after: equals)...].drop(while: isSpace).reversed().drop(while: isSpace)
         return (3...9).contains(day.count) && day.allSatisfy { $0.isASCII && $0.isLetter }
+    }
+
+    /// Puts the jar's cookies for `request`'s URL on it, unless it has a `Cookie` of its own (the
+    /// app's; a redirect to another origin drops it) or doesn't handle cookies.
+    func addJarCookies(to request: inout URLRequest) {
+        // The jar first: usually it has none, and then the request's fields are not looked at.
+        if let cookie = field(for: request), request.value(forHTTPHeaderField: "Cookie") == nil {
+            request.setValue(cookie, forHTTPHeaderField: "Cookie")
+        }
     }
 
     /// The `Cookie` value the jar has for `request`, or `nil` for none (no jar, no cookies for its URL,
@@ -74,12 +93,5 @@ struct SessionCookies: Sendable {
     func field(for request: URLRequest) -> String? {
         guard let jar, request.httpShouldHandleCookies, let url = request.url, let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
         return HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
-    }
-
-    /// Sets the next hop's `Cookie` header from the jar as it is now (cookies set by this redirect
-    /// included), for the next hop's own URL. Recomputed at every hop, so a changed cookie is sent with
-    /// its new value.
-    func setJarCookies(on next: inout URLRequest) {
-        next.setValue(field(for: next), forHTTPHeaderField: "Cookie")
     }
 }

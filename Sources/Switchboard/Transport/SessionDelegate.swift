@@ -44,11 +44,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             fail(state, invalid, queue: queue)
             return
         }
-        // The jar's cookies, unless this hop has a `Cookie` of its own (the app's, unless a cross-origin
-        // redirect dropped it); FoundationNetworking would replace it.
-        if SessionCookies.keptByDelegate, let cookie = cookies.field(for: request), request.value(forHTTPHeaderField: "Cookie") == nil {
-            request.setValue(cookie, forHTTPHeaderField: "Cookie")
-        }
+        // The jar's cookies on the hop sent, never on `currentRequest` (the next hop is made from it).
+        if SessionCookies.keptByDelegate { cookies.addJarCookies(to: &request) }
         outgoing.prepare(&request)
         switch state.currentBody {
         case .none:
@@ -302,7 +299,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             state.failure = error
             completionHandler(nil)
             Self.cancel(task, in: session)
-        case .follow(var next):
+        case .follow(let next):
             state.redirectCount += 1
             let body: TransferBody = next.httpMethod == state.currentRequest.httpMethod ? state.currentBody : .none
             if !body.isEmpty || state.options.credentials != nil {
@@ -314,16 +311,15 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                 //   sends every later hop of it as its first request with the credentials (its
                 //   `authRequest`), whatever the redirect said, and a hop after a redirect that asks for
                 //   credentials gets the first hop's request back. A task of its own per hop has one URL.
-                if !state.setsOwnCookie { next.setValue(nil, forHTTPHeaderField: "Cookie") }
                 state.pendingRedirect = (next, body)
                 return completionHandler(nil)
             }
-            // The jar's cookies for the next hop, unless it has the app's own (a cross-origin hop has none).
-            if !state.setsOwnCookie || next.value(forHTTPHeaderField: "Cookie") == nil { cookies.setJarCookies(on: &next) }
             state.currentRequest = next
             state.currentBody = .none
-            // FoundationNetworking sends this hop as it is.
+            // FoundationNetworking sends this hop as it is: with the jar's cookies as they are now (this
+            // redirect's included), unless it has the app's own `Cookie`.
             var hop = next
+            cookies.addJarCookies(to: &hop)
             outgoing.prepare(&hop)
             completionHandler(hop)
         }

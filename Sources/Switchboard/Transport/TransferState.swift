@@ -54,8 +54,6 @@ final class TransferState: @unchecked Sendable {
     var failure: NetworkError?
     /// Redirects followed so far.
     var redirectCount = 0
-    /// Whether the request set its own `Cookie` header (then the jar's cookies are not added on redirects).
-    lazy var setsOwnCookie: Bool = request.urlRequest.value(forHTTPHeaderField: "Cookie") != nil
     /// The session the current task belongs to.
     var session: URLSession?
     /// A redirect to follow with a new task when the current one completes.
