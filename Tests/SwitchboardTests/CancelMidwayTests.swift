@@ -22,11 +22,17 @@ import Testing
         let file = directory.appendingPathComponent("big.bin")
         try Data(count: 24 << 20).write(to: file)
         try await withServer { server in
-            // 64 KiB every 50 ms: the 24 MiB body takes 20 s, so the cancel lands mid-body.
-            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.05)
+            // 64 KiB every 500 ms: the 24 MiB body takes over 3 minutes, so the cancel lands mid-body
+            // even when the first progress report is held up for a while (the whole suite in parallel
+            // on two cores: 20 s was not always enough).
+            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.5)
             let client = makeClient(server, on: kind) {
                 $0.multipartMemoryThreshold = 64 << 10
                 $0.temporaryDirectory = temporary
+                // Progress on a queue of the test's own: on the main queue, which other tests running
+                // beside it may hold, the first report (and so the cancel) could come after the whole
+                // body was sent.
+                $0.callbackQueue = .queue(DispatchQueue(label: "cancel-mid-upload"))
             }
             var form = MultipartFormData()
             form.append(fileAt: file, name: "file")
