@@ -61,8 +61,6 @@ enum CacheScenarios {
     }
 
     private static func sendAndWait<R: Request>(_ client: Dispatcher, _ request: R) async -> Result<Response<R>, NetworkError> {
-        await withCheckedContinuation { continuation in
-            client.send(request) { continuation.resume(returning: $0) }
-        }
+        await completion { client.send(request, completion: $0) }
     }
 }

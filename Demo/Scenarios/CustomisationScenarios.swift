@@ -42,9 +42,7 @@ enum CustomisationScenarios {
             defer { Dispatcher.shared.updateConfiguration { $0.logMode = .off } }
             // Exactly seed 001's parameters.
             let parameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
-            let result = await withCheckedContinuation { continuation in
-                Dispatcher.shared.request("/api.php", parameters: parameters, method: .get) { continuation.resume(returning: $0) }
-            }
+            let result = await completion { Dispatcher.shared.request("/api.php", parameters: parameters, method: .get, completion: $0) }
             switch result {
             case .success(let json):
                 let titles = json["list"].array?.compactMap { $0["title"].string } ?? []
@@ -53,9 +51,7 @@ enum CustomisationScenarios {
             case .failure(let error):
                 transcript.check(false, "the common request failed: \(error)")
             }
-            let failed = await withCheckedContinuation { continuation in
-                Dispatcher.shared.request("/status/404", method: .post) { continuation.resume(returning: $0) }
-            }
+            let failed = await completion { Dispatcher.shared.request("/status/404", method: .post, completion: $0) }
             if case .failure(let error) = failed {
                 transcript.check(error.statusCode == 404, "a failure is a typed error (HTTP 404), never an empty dictionary")
             } else {

@@ -6,13 +6,13 @@ enum TransferScenarios {
     static let all: [DemoRunner.Scenario] = [
         DemoRunner.Scenario(title: "Upload an image in a multipart body; the reply must carry an imageId (constructingBodyBlock + jsonValidator)") { transcript in
             let sent = Locked(Int64(0))
-            let result = await withCheckedContinuation { continuation in
+            let result = await completion { done in
                 Dispatcher.shared.send(
                     UploadImage(jpeg: SampleImages.jpeg),
                     progress: { progress in
                         sent.withLock { $0 = progress.bytesSent }
-                    }
-                ) { continuation.resume(returning: $0) }
+                    },
+                    completion: done)
             }
             switch result {
             case .success(let response):
@@ -28,10 +28,9 @@ enum TransferScenarios {
         },
         DemoRunner.Scenario(title: "Several images at once with parameters (the shared client's multi-image upload)") { transcript in
             let images = [SampleImages.jpeg, SampleImages.png, SampleImages.gif]
-            let result = await withCheckedContinuation { continuation in
-                Dispatcher.shared.uploadImages(images, to: "/upload/images", fieldName: "images", parameters: ["album": "demo", "user": "123"], compressionQuality: 0.8) {
-                    continuation.resume(returning: $0)
-                }
+            let result = await completion { done in
+                Dispatcher.shared.uploadImages(
+                    images, to: "/upload/images", fieldName: "images", parameters: ["album": "demo", "user": "123"], compressionQuality: 0.8, completion: done)
             }
             switch result {
             case .success(let json):
@@ -47,9 +46,7 @@ enum TransferScenarios {
                 transcript.check(false, "the upload failed: \(error)")
             }
             for (label, bad) in [("an empty array", [Data]()), ("a text file among the images", [SampleImages.png, Data("not an image".utf8)])] {
-                let failed = await withCheckedContinuation { continuation in
-                    Dispatcher.shared.uploadImages(bad, to: "/upload/images") { continuation.resume(returning: $0) }
-                }
+                let failed = await completion { Dispatcher.shared.uploadImages(bad, to: "/upload/images", completion: $0) }
                 let reason = failed.failure.map { "\($0)" } ?? "no error"
                 transcript.check(failed.failure?.statusCode == nil && reason.contains("invalid request"), "\(label) fails before sending: \(reason)")
             }
@@ -77,11 +74,7 @@ enum TransferScenarios {
     ]
 
     private static func download(_ destination: URL, bar: ProgressBar) async -> Result<Response<Download>, NetworkError> {
-        await withCheckedContinuation { continuation in
-            Dispatcher.shared.download(Download("/files/demo.bin", to: destination), progress: { bar.show($0) }) {
-                continuation.resume(returning: $0)
-            }
-        }
+        await completion { Dispatcher.shared.download(Download("/files/demo.bin", to: destination), progress: { bar.show($0) }, completion: $0) }
     }
 }
 

@@ -33,9 +33,7 @@ import Testing
     @Test(arguments: TransportUnderTest.network) func postUsesTheConfiguredJSONBodyEncoding(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.bodyEncoding = .json }
-            let result = await withCheckedContinuation { continuation in
-                client.request("/api.php", parameters: ["type": "List", "start": 1, "end": 3], method: .post) { continuation.resume(returning: $0) }
-            }
+            let result = await completion { client.request("/api.php", parameters: ["type": "List", "start": 1, "end": 3], method: .post, completion: $0) }
             let json = try result.get()
             #expect(json["method"] == "POST")
             #expect(json["list"][0]["id"] == 1)
@@ -45,9 +43,7 @@ import Testing
     @Test(arguments: TransportUnderTest.network) func aFailureIsATypedErrorNeverAnEmptyDictionary(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)
-            let result = await withCheckedContinuation { continuation in
-                client.request("/status/500") { continuation.resume(returning: $0) }
-            }
+            let result = await completion { client.request("/status/500", completion: $0) }
             guard case .failure(let error) = result else {
                 Issue.record("a 500 must fail, got \(result)")
                 return

@@ -450,8 +450,6 @@ struct GetWatched: Request {
 extension Dispatcher {
     /// Sends from the main actor (the thread a memory-cache hit would answer on) and awaits the result.
     @MainActor func sendingFromMain<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
-        await withCheckedContinuation { continuation in
-            send(request) { continuation.resume(returning: $0) }
-        }
+        await completion { send(request, completion: $0) }
     }
 }

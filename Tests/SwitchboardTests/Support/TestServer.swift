@@ -71,10 +71,23 @@ func makeClient(
 extension Dispatcher {
     /// Sends and awaits the result through the completion closure.
     func result<R: Request>(_ request: R) async -> Result<Response<R>, NetworkError> {
-        await withCheckedContinuation { continuation in
-            send(request) { continuation.resume(returning: $0) }
+        await completion { send(request, completion: $0) }
+    }
+}
+
+/// Starts a call that reports its one result to a closure, and waits for that result. The result
+/// crosses in a lock as well as through the continuation: when the closure runs before the task has
+/// suspended, the Swift runtime lets the task go on with no step the thread sanitizer sees
+/// (swiftlang/swift#57803), and TSan reports the response's fields as raced. The lock is that step.
+func completion<T: Sendable>(isolation: isolated (any Actor)? = #isolation, of start: (@escaping @Sendable (T) -> Void) -> Void) async -> T {
+    let box = Locked<T?>(nil)
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        start { result in
+            box.withLock { $0 = result }
+            continuation.resume()
         }
     }
+    return box.withLock { $0! }
 }
 
 /// A thread-safe counter / box for tests.
