@@ -37,9 +37,7 @@ private final class Screen: Sendable {}
         try await withServer { server in
             let client = makeClient(server, on: kind)
             let screen = Screen()
-            let result = await withCheckedContinuation { continuation in
-                client.send(Get("/delay/200"), owner: screen) { continuation.resume(returning: $0) }
-            }
+            let result = await completion { client.send(Get("/delay/200"), owner: screen, completion: $0) }
             #expect((try? result.get()) != nil)
             withExtendedLifetime(screen) {}
         }

@@ -39,9 +39,7 @@ import Testing
                     handle.value?.cancel()
                 }
             }
-            let result = await withCheckedContinuation { continuation in
-                handle.mutate { $0 = client.send(request) { continuation.resume(returning: $0) } }
-            }
+            let result = await completion { done in handle.mutate { $0 = client.send(request, completion: done) } }
             token.cancel()
             #expect(result.failure?.isCancelled == true)
             #expect(progressed.value < 20)  // stopped mid-body

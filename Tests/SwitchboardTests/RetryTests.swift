@@ -15,10 +15,10 @@ import Testing
             let listener = Listener()
             client.addObserver(listener, for: Get.self, on: .immediate) { l, event in l.log.mutate { $0.append(Listener.name(event)) } }
             let completions = Box(0)
-            let result = await withCheckedContinuation { continuation in
+            let result = await completion { done in
                 client.send(Get("/flaky/a?failures=2")) { result in
                     completions.mutate { $0 += 1 }
-                    continuation.resume(returning: result)
+                    done(result)
                 }
             }
             let response = try result.get()
