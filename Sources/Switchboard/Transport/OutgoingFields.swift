@@ -20,33 +20,77 @@ struct OutgoingFields: Sendable {
     /// one by one, lowercasing each name (about 3 µs a request, measured in docs/perf-log.md).
     let userAgent: String?
 
-    /// Readies `request`'s fields in one pass over them, changing the request only when one needs it
-    /// (a change copies it on Linux).
-    func prepare(_ request: inout URLRequest) {
+    /// Readies `request`'s fields in one pass over them, and adds `jarCookie` (the jar's `Cookie` for
+    /// this hop) unless the request has its own. The request changes only when one of them needs it,
+    /// and then once (see ``replacingFields(of:with:)``).
+    func prepare(_ request: inout URLRequest, jarCookie: String?) {
         var needsUserAgent = userAgent != nil
+        var needsCookie = jarCookie != nil
         var needsRewrite = false
-        if let fields = request.allHTTPHeaderFields {
+        let fields = request.allHTTPHeaderFields ?? [:]
+        for (name, value) in fields {
+            if needsUserAgent, TransferRules.isUserAgent(name) { needsUserAgent = false }
+            if needsCookie, name.utf8.count == 6, name.caseInsensitiveEquals("Cookie") { needsCookie = false }
+            if TransferRules.isRequestFraming(name) || Self.isBlank(value) { needsRewrite = true }
+        }
+        guard needsUserAgent || needsCookie || needsRewrite else { return }
+        var outgoing = fields
+        if needsRewrite {
             for (name, value) in fields {
-                if needsUserAgent, TransferRules.isUserAgent(name) { needsUserAgent = false }
-                if TransferRules.isRequestFraming(name) || Self.isBlank(value) { needsRewrite = true }
-            }
-            if needsRewrite {
-                for (name, value) in fields {
-                    if TransferRules.isRequestFraming(name) {
-                        request.setValue(nil, forHTTPHeaderField: name)
-                    } else if Self.isBlank(value) {
-                        request.setValue("", forHTTPHeaderField: name)
-                    }
+                if TransferRules.isRequestFraming(name) {
+                    outgoing[name] = nil
+                } else if Self.isBlank(value) {
+                    outgoing[name] = ""
                 }
             }
         }
-        if needsUserAgent, let userAgent {
-            // The whole table at once: `setValue` re-validates and capitalizes on Linux, and the value
-            // is made of tokens (``UserAgent``).
-            var fields = request.allHTTPHeaderFields ?? [:]
-            fields["User-Agent"] = userAgent
-            request.allHTTPHeaderFields = fields
+        // Values made of tokens (``UserAgent``) and by `HTTPCookie` (no line breaks).
+        if needsUserAgent, let userAgent { outgoing["User-Agent"] = userAgent }
+        if needsCookie, let jarCookie { outgoing["Cookie"] = jarCookie }
+        request = Self.replacingFields(of: request, with: outgoing)
+    }
+
+    /// `request` with `fields` as its header fields.
+    ///
+    /// On Linux a change to a `URLRequest` whose storage is shared (the dispatcher keeps the request
+    /// for a retry, the transfer's state keeps it for the next hop) copies it with
+    /// FoundationNetworking's `mutableCopy`, which sets every property again, the method through a
+    /// case-insensitive comparison with six names: about 4.7 µs a request under perf
+    /// (docs/perf-log.md). A new request with the same properties costs a fraction of that. The
+    /// properties are those `mutableCopy` copies (`NSURLRequest.setValues(from:)`); a test holds the
+    /// list to FoundationNetworking's stored properties, so that one added there fails it.
+    static func replacingFields(of request: URLRequest, with fields: [String: String]) -> URLRequest {
+        #if canImport(FoundationNetworking)
+        guard let url = request.url else {
+            var changed = request
+            changed.allHTTPHeaderFields = fields
+            return changed
         }
+        var fresh = URLRequest(url: url, cachePolicy: request.cachePolicy)
+        // Assigned, not passed to the initializer: FoundationNetworking applies a request's
+        // `timeoutInterval` only once its setter has run (a flag of `URLRequest` that no API reads).
+        // Every request given here has it assigned: `URLSessionTransport.perform` assigns the one the
+        // transfer uses, and each redirect hop is made from that request.
+        fresh.timeoutInterval = request.timeoutInterval
+        // Each only when it differs from a new request's, so that a plain GET sets just its fields.
+        if let method = request.httpMethod, method != "GET" { fresh.httpMethod = method }
+        fresh.allHTTPHeaderFields = fields
+        if let document = request.mainDocumentURL { fresh.mainDocumentURL = document }
+        if let body = request.httpBody {
+            fresh.httpBody = body
+        } else if let stream = request.httpBodyStream {
+            fresh.httpBodyStream = stream
+        }
+        if request.networkServiceType != fresh.networkServiceType { fresh.networkServiceType = request.networkServiceType }
+        if request.allowsCellularAccess != fresh.allowsCellularAccess { fresh.allowsCellularAccess = request.allowsCellularAccess }
+        if request.httpShouldHandleCookies != fresh.httpShouldHandleCookies { fresh.httpShouldHandleCookies = request.httpShouldHandleCookies }
+        if Pipelining.of(request) != Pipelining.of(fresh) { Pipelining.set(Pipelining.of(request), on: &fresh) }
+        return fresh
+        #else
+        var changed = request
+        changed.allHTTPHeaderFields = fields
+        return changed
+        #endif
     }
 
     /// A value that needs rewriting: not empty, but only spaces and tabs.
@@ -54,3 +98,24 @@ struct OutgoingFields: Sendable {
         !value.isEmpty && TransferRules.isBlankValue(value)
     }
 }
+
+#if canImport(FoundationNetworking)
+/// `httpShouldUsePipelining`, which the new request keeps as FoundationNetworking's copy does. The
+/// property is deprecated; read and written through this protocol, it raises no warning where it is used.
+private protocol PipeliningFlag {
+    var pipelining: Bool { get set }
+}
+
+extension URLRequest: PipeliningFlag {
+    @available(*, deprecated, message: "Only for OutgoingFields.replacingFields, through PipeliningFlag")
+    fileprivate var pipelining: Bool {
+        get { httpShouldUsePipelining }
+        set { httpShouldUsePipelining = newValue }
+    }
+}
+
+private enum Pipelining {
+    static func of<R: PipeliningFlag>(_ request: R) -> Bool { request.pipelining }
+    static func set<R: PipeliningFlag>(_ value: Bool, on request: inout R) { request.pipelining = value }
+}
+#endif

@@ -79,15 +79,6 @@ struct SessionCookies: Sendable {
         return (3...9).contains(day.count) && day.allSatisfy { $0.isASCII && $0.isLetter }
     }
 
-    /// Puts the jar's cookies for `request`'s URL on it, unless it has a `Cookie` of its own (the
-    /// app's; a redirect to another origin drops it) or doesn't handle cookies.
-    func addJarCookies(to request: inout URLRequest) {
-        // The jar first: usually it has none, and then the request's fields are not looked at.
-        if let cookie = field(for: request), request.value(forHTTPHeaderField: "Cookie") == nil {
-            request.setValue(cookie, forHTTPHeaderField: "Cookie")
-        }
-    }
-
     /// The `Cookie` value the jar has for `request`, or `nil` for none (no jar, no cookies for its URL,
     /// or a request that doesn't handle cookies).
     func field(for request: URLRequest) -> String? {

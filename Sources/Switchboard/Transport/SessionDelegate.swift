@@ -45,8 +45,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             return
         }
         // The jar's cookies on the hop sent, never on `currentRequest` (the next hop is made from it).
-        if SessionCookies.keptByDelegate { cookies.addJarCookies(to: &request) }
-        outgoing.prepare(&request)
+        outgoing.prepare(&request, jarCookie: SessionCookies.keptByDelegate ? cookies.field(for: request) : nil)
         switch state.currentBody {
         case .none:
             // Only set when it changes: a change copies the whole request on Linux.
@@ -319,8 +318,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             // FoundationNetworking sends this hop as it is: with the jar's cookies as they are now (this
             // redirect's included), unless it has the app's own `Cookie`.
             var hop = next
-            cookies.addJarCookies(to: &hop)
-            outgoing.prepare(&hop)
+            outgoing.prepare(&hop, jarCookie: cookies.field(for: hop))
             completionHandler(hop)
         }
     }
