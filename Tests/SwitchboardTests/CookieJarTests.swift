@@ -174,6 +174,28 @@ import Testing
         }
     }
 
+    /// A cookie in the jar whose value holds a line break (put there by the app, or by a server's
+    /// `Set-Cookie` with a bare CR) is never sent: it would end the `Cookie` line and add a field of its
+    /// own. The jar's other cookies still go.
+    @Test(arguments: TransportUnderTest.network) func aCookieThatWouldBreakTheLineIsLeftOutAndTheOthersGo(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            server.route(nil, "/set-broken-cookie") { _ in
+                ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "served=1\rX-Served: yes; Path=/")], body: .data(Data("{}".utf8)))
+            }
+            let transport = kind.make([server])
+            let jar = try #require(transport.addedCookies.jar)
+            for (name, value) in [("good", "1"), ("planted", "1\r\nX-Injected: yes"), ("nul", "a\u{0}b")] {
+                jar.setCookie(try #require(HTTPCookie(properties: [.name: name, .value: value, .path: "/", .domain: server.baseURL.host!])))
+            }
+            let set = await transfer(transport, Self.request(server.url("/set-broken-cookie")))
+            #expect(set.error == nil, "\(String(describing: set.error))")
+            let echoed = await transfer(transport, Self.request(server.url("/echo")))
+            let headers = echoed.json["headers"]
+            #expect(headers["X-Injected"] == .null && headers["X-Served"] == .null, "no field of a cookie's making: \(headers)")
+            #expect(Self.pairs(headers["Cookie"].string) == ["good=1"], "\(headers)")
+        }
+    }
+
     @Test(arguments: TransportUnderTest.network) func aRequestsOwnCookieIsSentAsItIs(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let transport = kind.make([server])

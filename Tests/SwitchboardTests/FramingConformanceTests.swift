@@ -129,6 +129,24 @@ extension TransportConformanceTests {
             #expect(direct.completions == 1)
         }
     }
+
+    /// A `URLRequest` whose `url` was set to `nil`, given to a transport directly: refused before
+    /// anything is sent, once, with no crash (FoundationNetworking's copy of such a request unwraps
+    /// the URL, and the URLSession transport used to change it).
+    @Test(arguments: TransportUnderTest.network) func aRequestWithoutAURLIsInvalidBeforeAnythingIsSent(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            var request = URLRequest(url: server.url("/echo"))
+            request.url = nil
+            let direct = await transfer(kind.make([server]), TransportRequest(request))
+            guard case .failure(.invalidRequest(let reason))? = direct.result else {
+                Issue.record("\(kind): the transport answered \(String(describing: direct.result))")
+                return
+            }
+            #expect(reason.contains("no URL"))
+            #expect(direct.completions == 1)
+            #expect(server.hits("/echo") == 0)
+        }
+    }
 }
 
 /// Bare LF line ends in a response head: RFC 9112 §2.2 lets a client accept them; this package

@@ -29,13 +29,13 @@ import Testing
         try await withServer { server in
             let client = makeClient(server, on: kind)
             let progress = Locked([TransferProgress]())
-            let result = await withCheckedContinuation { continuation in
+            let result = await completion { done in
                 client.uploadImages(
                     [Self.png, Self.jpeg], to: "/upload/images", parameters: ["album": "a"], compressionQuality: 0.5,
                     progress: { value in
                         progress.withLock { $0.append(value) }
-                    }
-                ) { continuation.resume(returning: $0) }
+                    },
+                    completion: done)
             }
             let json = try result.get()
             #expect(json["count"] == 2 && json["fields"]["album"] == "a")

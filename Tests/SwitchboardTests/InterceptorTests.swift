@@ -316,10 +316,10 @@ import Testing
         // so the deadline ends the send with the attempt's outcome.
         let deadline = 30 * timeScale
         let ended = Box<Date?>(nil)
-        let error = await withCheckedContinuation { (continuation: CheckedContinuation<NetworkError?, Never>) in
+        let error = await completion { (done: @escaping @Sendable (NetworkError?) -> Void) in
             client.send(Get("/busy").with(\.timeout, deadline)) { result in
                 ended.mutate { $0 = Date() }
-                continuation.resume(returning: result.failure)
+                done(result.failure)
             }
         }
         #expect(transport.requests.count == 1)

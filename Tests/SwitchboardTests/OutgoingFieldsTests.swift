@@ -95,6 +95,10 @@ import Testing
                 "protocolProperties", "url", "mainDocumentURL", "cachePolicy", "timeoutInterval", "_httpMethod", "allHTTPHeaderFields", "_body",
                 "networkServiceType", "allowsCellularAccess", "httpShouldHandleCookies", "httpShouldUsePipelining",
             ])
+        // The struct itself: its storage reference and the flag that says `timeoutInterval` was
+        // assigned (which no API reads: `replacingFields` assigns it; `aStandardRequestsIdleTimeout…`
+        // fails if it doesn't). A stored property added to the struct changes its size.
+        #expect(MemoryLayout<URLRequest>.size == MemoryLayout<AnyObject>.size + MemoryLayout<Bool>.size)
     }
     #endif
 }

@@ -118,11 +118,13 @@ public struct TransferRules: Sendable {
 
     // MARK: Bodies
 
-    /// Checks a request's URL before anything is sent: a port, if it has one, in 1–65535 (Foundation's
-    /// `URL` takes `:99999`, and libcurl would report it only after trying). Returns
-    /// ``NetworkError/invalidRequest(reason:)``, or `nil`.
+    /// Checks a request's URL before anything is sent: there is one (a `URLRequest` whose `url` was set
+    /// to `nil` crashes FoundationNetworking when it is copied), and its port, if it has one, is in
+    /// 1–65535 (Foundation's `URL` takes `:99999`, and libcurl would report it only after trying).
+    /// Returns ``NetworkError/invalidRequest(reason:)``, or `nil`.
     public func check(url: URL?) -> NetworkError? {
-        url.flatMap(URLResolver.portProblem).map { .invalidRequest(reason: $0) }
+        guard let url else { return .invalidRequest(reason: "the request has no URL") }
+        return URLResolver.portProblem(url).map { .invalidRequest(reason: $0) }
     }
 
     /// Checks a body before it is sent with `method`: a `GET` or `HEAD` carries none (URLSession refuses

@@ -44,7 +44,8 @@ struct OutgoingFields: Sendable {
                 }
             }
         }
-        // Values made of tokens (``UserAgent``) and by `HTTPCookie` (no line breaks).
+        // Neither breaks the line: the `User-Agent` is made of tokens (``UserAgent``), and the jar's
+        // field leaves out any cookie with a CR, LF or NUL (``TransportCookies/field(from:for:)``).
         if needsUserAgent, let userAgent { outgoing["User-Agent"] = userAgent }
         if needsCookie, let jarCookie { outgoing["Cookie"] = jarCookie }
         request = Self.replacingFields(of: request, with: outgoing)
@@ -61,11 +62,9 @@ struct OutgoingFields: Sendable {
     /// list to FoundationNetworking's stored properties, so that one added there fails it.
     static func replacingFields(of request: URLRequest, with fields: [String: String]) -> URLRequest {
         #if canImport(FoundationNetworking)
-        guard let url = request.url else {
-            var changed = request
-            changed.allHTTPHeaderFields = fields
-            return changed
-        }
+        // A request without a URL is never sent (`TransferRules.check(url:)` fails it first), and
+        // changing it would crash FoundationNetworking's copy, which unwraps the URL: left as it is.
+        guard let url = request.url else { return request }
         var fresh = URLRequest(url: url, cachePolicy: request.cachePolicy)
         // Assigned, not passed to the initializer: FoundationNetworking applies a request's
         // `timeoutInterval` only once its setter has run (a flag of `URLRequest` that no API reads).

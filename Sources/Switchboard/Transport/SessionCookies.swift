@@ -80,9 +80,10 @@ struct SessionCookies: Sendable {
     }
 
     /// The `Cookie` value the jar has for `request`, or `nil` for none (no jar, no cookies for its URL,
-    /// or a request that doesn't handle cookies).
+    /// or a request that doesn't handle cookies); a cookie that would break the line is left out
+    /// (``TransportCookies/field(from:for:)``).
     func field(for request: URLRequest) -> String? {
-        guard let jar, request.httpShouldHandleCookies, let url = request.url, let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
-        return HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
+        guard let jar, request.httpShouldHandleCookies, let url = request.url else { return nil }
+        return TransportCookies.field(from: jar, for: url)
     }
 }

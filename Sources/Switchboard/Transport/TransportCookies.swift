@@ -41,3 +41,23 @@ extension Transport {
     /// response cache.
     public var addedCookies: TransportCookies { .unknown }
 }
+
+extension TransportCookies {
+    /// The `Cookie` field both transports put on a request to `url` from `jar`'s cookies for it, or
+    /// `nil` when there are none to send.
+    ///
+    /// A cookie whose name or value holds a CR, LF or NUL is left out, the others go: sent, it would
+    /// end the `Cookie` line and add fields of its own to the request. The app can store one
+    /// (`HTTPCookie(properties:)` takes any value on Linux), and so can a server (a bare CR inside a
+    /// `Set-Cookie` line). The same rule as for a request's own fields (``HTTPHeaders``).
+    static func field(from jar: HTTPCookieStorage, for url: URL) -> String? {
+        guard let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
+        let sendable = cookies.filter { !breaksLine($0.name) && !breaksLine($0.value) }
+        guard !sendable.isEmpty else { return nil }
+        return HTTPCookie.requestHeaderFields(with: sendable)["Cookie"]
+    }
+
+    private static func breaksLine(_ text: String) -> Bool {
+        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+}

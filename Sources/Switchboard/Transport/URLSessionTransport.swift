@@ -195,7 +195,9 @@ public final class URLSessionTransport: Transport {
         // assigning copies the whole request's storage on Linux). A request made with
         // `URLRequest(url:timeoutInterval:)` is always assigned: FoundationNetworking applies its value
         // only once the setter has run.
-        if !request.timeoutIntervalIsSet || request.urlRequest.timeoutInterval != timeout {
+        // (Not on a request without a URL: the change would copy it, and FoundationNetworking's copy
+        // unwraps the URL. The delegate fails it before anything is sent, `TransferRules.check(url:)`.)
+        if request.urlRequest.url != nil, !request.timeoutIntervalIsSet || request.urlRequest.timeoutInterval != timeout {
             request.urlRequest.timeoutInterval = timeout
         }
         let state = TransferState(request: request, options: options, callbacks: callbacks.counted(in: unfinished))

@@ -287,8 +287,7 @@ final class CurlTransfer: @unchecked Sendable {
         if !hasUserAgent { lines.append(.line(Self.defaultUserAgentLine)) }
         if !given.keys.contains(where: { $0.caseInsensitiveEquals("Cookie") }),
             current.httpShouldHandleCookies, let jar = cookieJar, let url = current.url,
-            let cookies = jar.cookies(for: url), !cookies.isEmpty,  // none: no header to build
-            let cookie = HTTPCookie.requestHeaderFields(with: cookies)["Cookie"]
+            let cookie = TransportCookies.field(from: jar, for: url)
         {
             lines.append(.field("Cookie", cookie))
         }
