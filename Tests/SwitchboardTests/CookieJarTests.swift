@@ -174,26 +174,71 @@ import Testing
         }
     }
 
-    /// A cookie in the jar whose value holds a line break (put there by the app, or by a server's
-    /// `Set-Cookie` with a bare CR) is never sent: it would end the `Cookie` line and add a field of its
-    /// own. The jar's other cookies still go.
-    @Test(arguments: TransportUnderTest.network) func aCookieThatWouldBreakTheLineIsLeftOutAndTheOthersGo(_ kind: TransportUnderTest) async throws {
+    /// A cookie in the jar whose name or value holds a control character (put there by the app, or by
+    /// a server's `Set-Cookie` with a bare CR) is never sent: a CR or LF would end the `Cookie` line and
+    /// add a field of its own, a NUL would cut it short. The jar's other cookies still go.
+    @Test(arguments: TransportUnderTest.network) func aCookieWithAControlCharacterIsLeftOutAndTheOthersGo(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             server.route(nil, "/set-broken-cookie") { _ in
                 ServerResponse(status: 200, headers: [("Content-Type", "application/json"), ("Set-Cookie", "served=1\rX-Served: yes; Path=/")], body: .data(Data("{}".utf8)))
             }
             let transport = kind.make([server])
             let jar = try #require(transport.addedCookies.jar)
-            for (name, value) in [("good", "1"), ("planted", "1\r\nX-Injected: yes"), ("nul", "a\u{0}b")] {
+            let planted = [("good", "1"), ("planted", "1\r\nX-Injected: yes"), ("nul", "a\u{0}b"), ("bell", "a\u{7}b"), ("tab", "a\tb"), ("bad\nname", "1")]
+            for (name, value) in planted {
                 jar.setCookie(try #require(HTTPCookie(properties: [.name: name, .value: value, .path: "/", .domain: server.baseURL.host!])))
             }
             let set = await transfer(transport, Self.request(server.url("/set-broken-cookie")))
             #expect(set.error == nil, "\(String(describing: set.error))")
+            #expect(jar.cookies?.contains { $0.name == "served" } == true, "the server's cookie is in the jar, and is not sent")
             let echoed = await transfer(transport, Self.request(server.url("/echo")))
             let headers = echoed.json["headers"]
-            #expect(headers["X-Injected"] == .null && headers["X-Served"] == .null, "no field of a cookie's making: \(headers)")
-            #expect(Self.pairs(headers["Cookie"].string) == ["good=1"], "\(headers)")
+            #expect(headers["X-Injected"] == .null, "no field of a cookie's making: \(headers)")
+            #expect(Self.pairs(headers["Cookie"].string) == ["good=1", "tab=a\tb"], "\(headers)")
         }
+    }
+
+    /// The jar on Linux matches a cookie to a request by host alone; the transports apply the rest of
+    /// RFC 6265: a `Secure` cookie never goes over plain HTTP, a cookie goes only to its path and
+    /// below, and an expired one not at all.
+    @Test(arguments: TransportUnderTest.network) func aCookieGoesOnlyWhereAndWhileItMay(_ kind: TransportUnderTest) async throws {
+        try await withServer { server in
+            let transport = kind.make([server])
+            let jar = try #require(transport.addedCookies.jar)
+            let host = server.baseURL.host!
+            func plant(_ name: String, path: String, secure: Bool = false, expires: Date? = nil) throws {
+                var properties: [HTTPCookiePropertyKey: Any] = [.name: name, .value: "1", .path: path, .domain: host]
+                if secure { properties[.secure] = "TRUE" }
+                if let expires { properties[.expires] = expires }
+                jar.setCookie(try #require(HTTPCookie(properties: properties)))
+            }
+            try plant("root", path: "/")
+            try plant("exact", path: "/echo")
+            try plant("beside", path: "/ech")
+            try plant("below", path: "/echo/")
+            try plant("elsewhere", path: "/admin")
+            try plant("secure", path: "/", secure: true)
+            let soon = Date().addingTimeInterval(1)
+            try plant("brief", path: "/", expires: soon)
+            #expect(jar.cookies(for: server.url("/echo"))?.count == 7, "the jar holds them all for the host")
+            // Sent while it lives.
+            #expect(Self.names(await Self.cookieSent(transport, server)) == ["brief", "exact", "root"])
+            // Until its expiry has passed (no sleep of a guessed length: the clock is read until then).
+            while Date() <= soon { try await Task.sleep(nanoseconds: 50_000_000) }
+            #expect(Self.names(await Self.cookieSent(transport, server)) == ["exact", "root"])
+            #expect(jar.cookies?.contains { $0.name == "secure" } == true, "the Secure cookie stays in the jar")
+        }
+    }
+
+    @Test func aCookiesPathMatchesAsRFC6265Says() {
+        #expect(TransportCookies.pathMatches("/echo", cookie: "/echo"))
+        #expect(TransportCookies.pathMatches("/echo/x", cookie: "/echo"))
+        #expect(TransportCookies.pathMatches("/echo/x", cookie: "/echo/"))
+        #expect(TransportCookies.pathMatches("/anything", cookie: "/"))
+        #expect(TransportCookies.pathMatches("/anything", cookie: ""))
+        #expect(!TransportCookies.pathMatches("/echoes", cookie: "/echo"))
+        #expect(!TransportCookies.pathMatches("/echo", cookie: "/echo/"))
+        #expect(!TransportCookies.pathMatches("/", cookie: "/echo"))
     }
 
     @Test(arguments: TransportUnderTest.network) func aRequestsOwnCookieIsSentAsItIs(_ kind: TransportUnderTest) async throws {

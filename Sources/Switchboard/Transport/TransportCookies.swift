@@ -46,18 +46,38 @@ extension TransportCookies {
     /// The `Cookie` field both transports put on a request to `url` from `jar`'s cookies for it, or
     /// `nil` when there are none to send.
     ///
-    /// A cookie whose name or value holds a CR, LF or NUL is left out, the others go: sent, it would
-    /// end the `Cookie` line and add fields of its own to the request. The app can store one
+    /// FoundationNetworking's `cookies(for:)` on Linux matches only the host, so the rest of RFC 6265's
+    /// rules (§5.4) are applied here: a `Secure` cookie goes only over https, a cookie only to its path
+    /// and below it, and an expired one not at all (the jar drops those only when it next stores one).
+    ///
+    /// A cookie whose name or value holds a control character other than a tab is left out too, the
+    /// others go: a CR or LF would end the `Cookie` line and add fields of its own to the request, a NUL
+    /// would cut it short, and strict servers refuse the rest. The app can store one
     /// (`HTTPCookie(properties:)` takes any value on Linux), and so can a server (a bare CR inside a
-    /// `Set-Cookie` line). The same rule as for a request's own fields (``HTTPHeaders``).
+    /// `Set-Cookie` line).
     static func field(from jar: HTTPCookieStorage, for url: URL) -> String? {
         guard let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
-        let sendable = cookies.filter { !breaksLine($0.name) && !breaksLine($0.value) }
+        let overTLS = url.scheme?.lowercased() == "https"
+        let path = url.path.isEmpty ? "/" : url.path
+        let now = Date()
+        let sendable = cookies.filter { cookie in
+            (overTLS || !cookie.isSecure) && (cookie.expiresDate.map { $0 > now } ?? true) && pathMatches(path, cookie: cookie.path)
+                && !hasControlCharacter(cookie.name) && !hasControlCharacter(cookie.value)
+        }
         guard !sendable.isEmpty else { return nil }
         return HTTPCookie.requestHeaderFields(with: sendable)["Cookie"]
     }
 
-    private static func breaksLine(_ text: String) -> Bool {
-        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    /// RFC 6265 §5.1.4: the cookie's path is the request's, or a prefix of it that ends in `/` or is
+    /// followed by one.
+    static func pathMatches(_ requestPath: String, cookie cookiePath: String) -> Bool {
+        let cookiePath = cookiePath.isEmpty ? "/" : cookiePath
+        guard requestPath.hasPrefix(cookiePath) else { return false }
+        if requestPath.utf8.count == cookiePath.utf8.count || cookiePath.hasSuffix("/") { return true }
+        return requestPath.utf8.dropFirst(cookiePath.utf8.count).first == UInt8(ascii: "/")
+    }
+
+    private static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }
     }
 }
