@@ -239,6 +239,11 @@ import Testing
         #expect(!TransportCookies.pathMatches("/echoes", cookie: "/echo"))
         #expect(!TransportCookies.pathMatches("/echo", cookie: "/echo/"))
         #expect(!TransportCookies.pathMatches("/", cookie: "/echo"))
+        // The request's path as it goes on the wire: the trailing `/` kept, percent-encoded.
+        #expect(TransportCookies.requestPath(of: URL(string: "http://127.0.0.1/echo/?q=1")!) == "/echo/")
+        #expect(TransportCookies.requestPath(of: URL(string: "http://127.0.0.1")!) == "/")
+        #expect(TransportCookies.requestPath(of: URL(string: "http://127.0.0.1/a%20b/c")!) == "/a%20b/c")
+        #expect(TransportCookies.pathMatches(TransportCookies.requestPath(of: URL(string: "http://127.0.0.1/echo/")!), cookie: "/echo/"))
     }
 
     @Test(arguments: TransportUnderTest.network) func aRequestsOwnCookieIsSentAsItIs(_ kind: TransportUnderTest) async throws {

@@ -58,7 +58,7 @@ extension TransportCookies {
     static func field(from jar: HTTPCookieStorage, for url: URL) -> String? {
         guard let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
         let overTLS = url.scheme?.lowercased() == "https"
-        let path = url.path.isEmpty ? "/" : url.path
+        let path = requestPath(of: url)
         let now = Date()
         let sendable = cookies.filter { cookie in
             (overTLS || !cookie.isSecure) && (cookie.expiresDate.map { $0 > now } ?? true) && pathMatches(path, cookie: cookie.path)
@@ -66,6 +66,13 @@ extension TransportCookies {
         }
         guard !sendable.isEmpty else { return nil }
         return HTTPCookie.requestHeaderFields(with: sendable)["Cookie"]
+    }
+
+    /// The path a cookie's is matched against: as it goes on the wire, percent-encoded and with its
+    /// trailing `/` (`URL.path` drops both), `/` when empty.
+    static func requestPath(of url: URL) -> String {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        return path.isEmpty ? "/" : path
     }
 
     /// RFC 6265 §5.1.4: the cookie's path is the request's, or a prefix of it that ends in `/` or is
