@@ -87,12 +87,13 @@ enum CacheKey {
         let url = parts.url
         if let user = url.user { add("url user", user) }
         if let password = url.password { add("url password", password) }
-        // The cookies the transport will add (it adds none when the request sets its own, which
-        // is counted above; counting the jar's as well only makes the key stricter).
+        // The cookies the transport will add, as it adds them (``TransportCookies/field(from:for:now:)``:
+        // the ones its path, scheme and expiry allow, in a fixed order). It adds none when the request
+        // sets its own, which is counted above; counting the jar's as well only makes the key stricter.
         // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
         // URL's (which parses the host).
-        if parts.handlesCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let cookies = jar.cookies(for: url), !cookies.isEmpty {
-            add("jar", HTTPCookie.requestHeaderFields(with: cookies)["Cookie"] ?? "")
+        if parts.handlesCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let field = TransportCookies.field(from: jar, for: url) {
+            add("jar", field)
         }
         if let credentials = setting.credentials {
             add("user", credentials.user)

@@ -45,7 +45,7 @@ struct OutgoingFields: Sendable {
             }
         }
         // Neither breaks the line: the `User-Agent` is made of tokens (``UserAgent``), and the jar's
-        // field leaves out any cookie with a CR, LF or NUL (``TransportCookies/field(from:for:)``).
+        // field leaves out any cookie with a control character (``TransportCookies/field(from:for:now:)``).
         if needsUserAgent, let userAgent { outgoing["User-Agent"] = userAgent }
         if needsCookie, let jarCookie { outgoing["Cookie"] = jarCookie }
         request = Self.replacingFields(of: request, with: outgoing)

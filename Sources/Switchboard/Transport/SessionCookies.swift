@@ -80,8 +80,8 @@ struct SessionCookies: Sendable {
     }
 
     /// The `Cookie` value the jar has for `request`, or `nil` for none (no jar, no cookies for its URL,
-    /// or a request that doesn't handle cookies); a cookie that would break the line is left out
-    /// (``TransportCookies/field(from:for:)``).
+    /// or a request that doesn't handle cookies); a cookie with a control character is left out,
+    /// and the rest of RFC 6265 applied (``TransportCookies/field(from:for:now:)``).
     func field(for request: URLRequest) -> String? {
         guard let jar, request.httpShouldHandleCookies, let url = request.url else { return nil }
         return TransportCookies.field(from: jar, for: url)

@@ -44,43 +44,50 @@ extension Transport {
 
 extension TransportCookies {
     /// The `Cookie` field both transports put on a request to `url` from `jar`'s cookies for it, or
-    /// `nil` when there are none to send.
+    /// `nil` when there are none to send; the response cache keys an entry by the same field.
     ///
     /// FoundationNetworking's `cookies(for:)` on Linux matches only the host, so the rest of RFC 6265's
     /// rules (§5.4) are applied here: a `Secure` cookie goes only over https, a cookie only to its path
-    /// and below it, and an expired one not at all (the jar drops those only when it next stores one).
+    /// and below it, and one past its `expiresDate` not at all (the jar drops those only when it next
+    /// stores one). The cookies go longest path first, then by name, so the field is the same on
+    /// every launch (the jar returns them in no fixed order). What FoundationNetworking's jar doesn't
+    /// record can't be applied: LinuxNotes lists it (a `Set-Cookie` without `Path` stored for `/`, a
+    /// `Max-Age` on a cookie without `Version=1` ignored, a persisted cookie's `Secure` lost).
     ///
     /// A cookie whose name or value holds a control character other than a tab is left out too, the
     /// others go: a CR or LF would end the `Cookie` line and add fields of its own to the request, a NUL
     /// would cut it short, and strict servers refuse the rest. The app can store one
     /// (`HTTPCookie(properties:)` takes any value on Linux), and so can a server (a bare CR inside a
     /// `Set-Cookie` line).
-    static func field(from jar: HTTPCookieStorage, for url: URL) -> String? {
+    static func field(from jar: HTTPCookieStorage, for url: URL, now: Date = Date()) -> String? {
         guard let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
         let overTLS = url.scheme?.lowercased() == "https"
         let path = requestPath(of: url)
-        let now = Date()
         let sendable = cookies.filter { cookie in
             (overTLS || !cookie.isSecure) && (cookie.expiresDate.map { $0 > now } ?? true) && pathMatches(path, cookie: cookie.path)
                 && !hasControlCharacter(cookie.name) && !hasControlCharacter(cookie.value)
         }
         guard !sendable.isEmpty else { return nil }
-        return HTTPCookie.requestHeaderFields(with: sendable)["Cookie"]
+        let ordered = sendable.sorted { a, b in
+            a.path.utf8.count != b.path.utf8.count ? a.path.utf8.count > b.path.utf8.count : (a.name, a.value) < (b.name, b.value)
+        }
+        return HTTPCookie.requestHeaderFields(with: ordered)["Cookie"]
     }
 
-    /// The path a cookie's is matched against: as it goes on the wire, percent-encoded and with its
-    /// trailing `/` (`URL.path` drops both), `/` when empty.
+    /// The path a cookie's is matched against: the URL's, percent-encoded and with its trailing `/`
+    /// (`URL.path` drops both), `/` when empty. (libcurl resolves `/./` and `/../` before sending; a
+    /// URL with them is matched as written.)
     static func requestPath(of url: URL) -> String {
-        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? ""
         return path.isEmpty ? "/" : path
     }
 
     /// RFC 6265 §5.1.4: the cookie's path is the request's, or a prefix of it that ends in `/` or is
-    /// followed by one.
+    /// followed by one (compared byte for byte).
     static func pathMatches(_ requestPath: String, cookie cookiePath: String) -> Bool {
         let cookiePath = cookiePath.isEmpty ? "/" : cookiePath
-        guard requestPath.hasPrefix(cookiePath) else { return false }
-        if requestPath.utf8.count == cookiePath.utf8.count || cookiePath.hasSuffix("/") { return true }
+        guard requestPath.utf8.starts(with: cookiePath.utf8) else { return false }
+        if requestPath.utf8.count == cookiePath.utf8.count || cookiePath.utf8.last == UInt8(ascii: "/") { return true }
         return requestPath.utf8.dropFirst(cookiePath.utf8.count).first == UInt8(ascii: "/")
     }
 
