@@ -102,21 +102,3 @@ import Testing
     }
     #endif
 }
-
-/// Sets the deprecated `httpShouldUsePipelining` without a warning (through a protocol whose witness
-/// is deprecated), so that the test can give it a value a new request doesn't have.
-private protocol PipeliningFlag {
-    var pipelining: Bool { get set }
-}
-
-extension URLRequest: PipeliningFlag {
-    @available(*, deprecated, message: "Only for OutgoingFieldsTests")
-    fileprivate var pipelining: Bool {
-        get { httpShouldUsePipelining }
-        set { httpShouldUsePipelining = newValue }
-    }
-}
-
-private enum Pipelining {
-    static func set<R: PipeliningFlag>(_ value: Bool, on request: inout R) { request.pipelining = value }
-}

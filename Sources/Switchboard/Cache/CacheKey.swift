@@ -90,9 +90,7 @@ enum CacheKey {
         // The cookies the transport will add, as it adds them (``TransportCookies/field(from:for:now:)``:
         // the ones its path, scheme and expiry allow, in a fixed order). It adds none when the request
         // sets its own, which is counted above; counting the jar's as well only makes the key stricter.
-        // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
-        // URL's (which parses the host).
-        if parts.handlesCookies, let jar = setting.jar, jar.cookies?.isEmpty == false, let field = TransportCookies.field(from: jar, for: url) {
+        if parts.handlesCookies, let jar = setting.jar, let field = TransportCookies.field(from: jar, for: url) {
             add("jar", field)
         }
         if let credentials = setting.credentials {

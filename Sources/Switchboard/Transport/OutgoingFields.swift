@@ -98,23 +98,22 @@ struct OutgoingFields: Sendable {
     }
 }
 
-#if canImport(FoundationNetworking)
-/// `httpShouldUsePipelining`, which the new request keeps as FoundationNetworking's copy does. The
-/// property is deprecated; read and written through this protocol, it raises no warning where it is used.
-private protocol PipeliningFlag {
+/// `httpShouldUsePipelining`, which the new request keeps as FoundationNetworking's copy does (and
+/// the tests set, to check that). The property is deprecated; read and written through this protocol,
+/// it raises no warning where it is used.
+protocol PipeliningFlag {
     var pipelining: Bool { get set }
 }
 
 extension URLRequest: PipeliningFlag {
-    @available(*, deprecated, message: "Only for OutgoingFields.replacingFields, through PipeliningFlag")
-    fileprivate var pipelining: Bool {
+    @available(*, deprecated, message: "Only through PipeliningFlag (Pipelining.of, Pipelining.set)")
+    var pipelining: Bool {
         get { httpShouldUsePipelining }
         set { httpShouldUsePipelining = newValue }
     }
 }
 
-private enum Pipelining {
+enum Pipelining {
     static func of<R: PipeliningFlag>(_ request: R) -> Bool { request.pipelining }
     static func set<R: PipeliningFlag>(_ value: Bool, on request: inout R) { request.pipelining = value }
 }
-#endif

@@ -60,7 +60,9 @@ extension TransportCookies {
     /// (`HTTPCookie(properties:)` takes any value on Linux), and so can a server (a bare CR inside a
     /// `Set-Cookie` line).
     static func field(from jar: HTTPCookieStorage, for url: URL, now: Date = Date()) -> String? {
-        guard let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
+        // An empty jar is the usual case, and asking it for all its cookies is cheaper than for a
+        // URL's (which parses the host).
+        guard jar.cookies?.isEmpty == false, let cookies = jar.cookies(for: url), !cookies.isEmpty else { return nil }
         let overTLS = url.scheme?.lowercased() == "https"
         let path = requestPath(of: url)
         let sendable = cookies.filter { cookie in
