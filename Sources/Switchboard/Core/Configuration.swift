@@ -221,7 +221,13 @@ public enum CallbackQueue: Sendable {
     case immediate
 
     /// Whether this is the main queue.
-    @usableFromInline var isMain: Bool { groupQueue === MainQueue.queue }
+    @usableFromInline var isMain: Bool {
+        switch self {
+        case .main: true
+        case .queue(let queue): MainQueue.isMain(queue)
+        case .immediate: false
+        }
+    }
 
     /// The queue to dispatch to; for `.main` always the same object (``MainQueue/queue``), so that the
     /// registry can tell one main-queue group from another and join a send's closure to it.

@@ -60,7 +60,11 @@ enum FanoutScenario {
             blackHole &+= observers.reduce(0) { $0 &+ $1.count }
             let target = n == 1 ? "≤ 50 ns per post" : "≤ 25 ns"
             figures.append(Figure(name: "N=\(n) vs closure array", unit: "ns/delivery", candidate: ours, baseline: floor, baselineName: "closures", target: target))
-            figures.append(Figure(name: "N=\(n) vs weak closure array", unit: "ns/delivery", candidate: ours, baseline: weakFloor, baselineName: "weak closures"))
+            // Issue 30's target: at the `[weak]` closure floor for many observers (at N=1 the figure is a whole post).
+            figures.append(
+                Figure(
+                    name: "N=\(n) vs weak closure array", unit: "ns/delivery", candidate: ours, baseline: weakFloor, baselineName: "weak closures",
+                    target: n == 1 ? nil : "≤ 1.05×"))
             figures.append(Figure(name: "N=\(n) vs NotificationCenter", unit: "ns/delivery", candidate: ours, baseline: notifications, baselineName: "NotificationCenter"))
         }
         return ScenarioResult(

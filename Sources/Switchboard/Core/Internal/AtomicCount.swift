@@ -1,7 +1,26 @@
+#if !canImport(Darwin) && canImport(Synchronization)
+import Synchronization
+
+/// A count read without a lock on a hot path (whether anyone listens on the bus of all requests):
+/// `Synchronization.Atomic` off Apple platforms, the C11 atomics of `CSwitchboardAtomics` on them, like
+/// ``AtomicFlag``.
+package struct AtomicCount: ~Copyable, Sendable {
+    private let storage = Atomic<Int>(0)
+
+    package init() {}
+
+    /// Adds `delta` (which may be negative).
+    @inline(__always) package func add(_ delta: Int) { storage.add(delta, ordering: .relaxed) }
+
+    /// The count now (relaxed ordering: a change made at the same moment may not be seen yet).
+    @inline(__always) package var value: Int { storage.load(ordering: .relaxed) }
+}
+#else
 import CSwitchboardAtomics
 
 /// A count read without a lock on a hot path (whether anyone listens on the bus of all requests): the
-/// C11 atomics of `CSwitchboardAtomics`, like ``AtomicFlag``.
+/// C11 atomics of `CSwitchboardAtomics`, like ``AtomicFlag``. Apple platforms only: this branch is not
+/// built on Linux.
 ///
 /// `@unchecked Sendable`: the pointer is written only through the atomic builtins.
 package struct AtomicCount: ~Copyable, @unchecked Sendable {
@@ -23,3 +42,4 @@ package struct AtomicCount: ~Copyable, @unchecked Sendable {
     /// The count now (relaxed ordering: a change made at the same moment may not be seen yet).
     @inline(__always) package var value: Int { sb_atomic_counter_load(storage) }
 }
+#endif
