@@ -2,7 +2,8 @@
 #define C_SWITCHBOARD_ATOMICS_H
 
 // A one-word atomic flag for Switchboard's hot paths (observer removal, a transfer's end) and a counter, in C so the
-// package needs neither the Synchronization module (iOS 18 / macOS 15) nor a lock per load.
+// package needs neither the Synchronization module (iOS 18 / macOS 15) nor a lock per load on Apple platforms.
+// Off Apple platforms (Linux) Switchboard uses Synchronization.Atomic instead, stored inline (no floor there).
 // The compiler's __atomic builtins: the same code on clang for Linux and Apple platforms, and seen by
 // the thread sanitizer.
 
