@@ -5,7 +5,7 @@ import Testing
 
 /// The response cache against the loopback server: `/counter/:key` answers a count that grows with
 /// every request, so a stored answer shows as an old count.
-@Suite(timeLimit(minutes: 1)) struct CacheTests {
+@Suite(hangGuard) struct CacheTests {
     struct Counter: Request {
         var key: String
         var policy: CachePolicy?

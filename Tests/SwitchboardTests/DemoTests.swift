@@ -8,7 +8,7 @@ import Testing
 @testable import Demo
 
 /// Runs the demo's scenarios (the same code `swift run Demo` runs) and checks the transcript.
-@Suite(timeLimit(minutes: 1)) struct DemoTests {
+@Suite(hangGuard) struct DemoTests {
     @Test func everyDemoScenarioBehavesAsDescribed() async throws {
         try await withServer { server in
             let transcript = Transcript(echo: false)

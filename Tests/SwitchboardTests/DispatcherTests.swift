@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(timeLimit(minutes: 1)) struct DispatcherTests {
+@Suite(hangGuard) struct DispatcherTests {
     @Test(arguments: TransportUnderTest.network) func cancelDeliversCancelledOnceToObserversAndClosure(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

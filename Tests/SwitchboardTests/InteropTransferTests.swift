@@ -7,7 +7,7 @@ import Testing
 
 /// Uploads and downloads against httpbin: our multipart layout as another server parses it, and a
 /// download resumed with `Range`/`If-Range` from httpbin's `/range` endpoint.
-@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), timeLimit(minutes: 1))
+@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), hangGuard)
 struct InteropTransferTests {
     struct Post: Request {
         var form: MultipartFormData

@@ -13,7 +13,7 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
 
 /// A main-actor observer dies on the main actor: the registry never loads its weak reference off the
 /// main thread (the strong reference a load makes could be the last one, and `deinit` would run there).
-@Suite(timeLimit(minutes: 1)) struct MainActorObserverLifetimeTests {
+@Suite(hangGuard) struct MainActorObserverLifetimeTests {
     /// Records, in its test's box, whether its `deinit` ran on the main queue.
     @MainActor final class MortalObserver {
         let deaths: Box<[Bool]>

@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite(timeLimit(minutes: 1)) struct RequestBuildingTests {
+@Suite(hangGuard) struct RequestBuildingTests {
     // MARK: Base URL + path
 
     @Test func aRememberedJoinGivesTheSameURLsAsAFreshOne() throws {

@@ -10,7 +10,7 @@ import Testing
 /// The transport contract and the transport-independent rules (redirects, challenges, size limits,
 /// the head before the body, bodies from files and streams, file destinations), each tested once and
 /// run against every transport the package has.
-@Suite(timeLimit(minutes: 2)) struct TransportConformanceTests {
+@Suite(hangGuard) struct TransportConformanceTests {
     static let kinds = TransportUnderTest.allCases
 
     /// The `/bytes/:n` pattern: byte i is i mod 256.
@@ -362,7 +362,7 @@ extension NetworkError {
 
 /// Uploads and downloads through a ``Dispatcher`` on each transport: a multipart body assembled in a
 /// temporary file, and a download cut off, then resumed with `Range`/`If-Range`, with its progress.
-@Suite(timeLimit(minutes: 2)) struct TransferConformanceTests {
+@Suite(hangGuard) struct TransferConformanceTests {
     struct Upload: Request {
         let form: MultipartFormData
         var method: HTTPMethod { .post }
