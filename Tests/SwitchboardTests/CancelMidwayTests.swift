@@ -224,7 +224,7 @@ import Testing
         func adapt(_ request: OutgoingRequest, for original: any Request) async throws -> OutgoingRequest {
             entered.mutate { $0 = true }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                DispatchQueue.global().async {
+                onOwnThread {
                     self.gate.wait()
                     continuation.resume()
                 }

@@ -146,10 +146,11 @@ import Testing
     }
 }
 
-/// Waits for `semaphore` on a thread outside the concurrency pool.
+/// Waits for `semaphore` on a thread of its own, outside the concurrency pool and Dispatch's global
+/// queues (``onOwnThread(_:)``).
 func offPoolWait(_ semaphore: DispatchSemaphore) async {
     await withCheckedContinuation { continuation in
-        DispatchQueue.global().async {
+        onOwnThread {
             semaphore.wait()
             continuation.resume()
         }

@@ -342,7 +342,7 @@ public final class ResponseCache: Sendable {
     /// that asked the cache anything (`totalSize` waits for that queue) would wait for itself.
     private func report(_ message: String) {
         guard let logger else { return }
-        DispatchQueue.global().async { logger.log(LogRecord(level: .error, requestID: 0, message: message)) }
+        WorkerQueue.async { logger.log(LogRecord(level: .error, requestID: 0, message: message)) }
     }
 
     func deleteFile(_ name: String, in directory: URL) {

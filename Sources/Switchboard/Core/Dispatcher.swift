@@ -75,7 +75,7 @@ public final class Dispatcher: Sendable {
                         // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user
                         // code. The send's stop is still enforced below (a transport that never reports
                         // it is ended after the grace period, as for any cancel).
-                        DispatchQueue.global().async { operation.cancel() }
+                        WorkerQueue.async { operation.cancel() }
                     case .alive, .askedOnMain:
                         found.owned = true
                     }

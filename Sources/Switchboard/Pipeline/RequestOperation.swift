@@ -66,7 +66,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if takePendingCancel() { return }
         let body = request.body
         if body?.isSlowToBuild == true {
-            DispatchQueue.global().async { [self] in build(body, on: transport) }
+            WorkerQueue.async { [self] in build(body, on: transport) }
         } else {
             build(body, on: transport)
         }
@@ -188,7 +188,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if plan.checksInline(result, stopped: stopReason != nil) {
             endAttempt(number, result, stopReason: stopReason)
         } else {
-            DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
+            WorkerQueue.async { [self] in endAttempt(number, result, stopReason: stopReason) }
         }
     }
 
@@ -234,7 +234,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         case .retry(let delay):
             if let error = outcome.failure { plan.monitors.each { $0.request($1, willRetry: number + 1, after: delay, because: error) } }
             guard let route = state.withLock({ $0.route }) else { return }
-            DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in self?.attempt(number + 1, route.prepared, on: route.transport) }
+            WorkerQueue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.attempt(number + 1, route.prepared, on: route.transport) }
         }
     }
 
@@ -261,7 +261,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         let expired = state.withLock { $0.expire(now: now, timeout: plan.timeout) }
         if case .stop(let task) = expired { return task.cancel() }
         if case .none = expired { return }
-        DispatchQueue.global().async { [self] in
+        WorkerQueue.async { [self] in
             switch expired {
             case .none, .stop: break
             case .cancelAdapting(let task): task?.cancel()

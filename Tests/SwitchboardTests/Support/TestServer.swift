@@ -25,10 +25,10 @@ func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T
 
 /// Runs blocking work (a wait, a child process, a server's stop) on a thread of its own.
 ///
-/// Never on Dispatch's global queues: on Linux they have about as many threads as cores, and the
-/// library delivers cancels and ended deadlines there. A test that holds one for seconds held up every
-/// other test's cancels and deadlines by as much (under the thread sanitizer, 30–40 s stalls of the
-/// whole suite, until a held wait timed out).
+/// Never on Dispatch's global queues: on Linux they have about as many threads as cores, so a test
+/// that holds one for seconds holds up every other test's work there (under the thread sanitizer,
+/// 30–40 s stalls of the whole suite, until a held wait timed out). The library keeps its own hops off
+/// them for the same reason (``WorkerQueue``).
 func onOwnThread(_ work: @escaping @Sendable () -> Void) {
     Thread.detachNewThread(work)
 }

@@ -80,7 +80,7 @@ final class Waiter: TransportTask {
         shared.leave(self)
         guard delivery == .now else { return }
         let completion = callbacks.completion
-        DispatchQueue.global().async { completion(.failure(.cancelled)) }
+        WorkerQueue.async { completion(.failure(.cancelled)) }
     }
 
     /// Passes a progress value on, unless the waiter finished; then delivers a cancel that came meanwhile.

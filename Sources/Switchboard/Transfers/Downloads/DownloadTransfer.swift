@@ -85,7 +85,7 @@ final class DownloadTransfer: TransportTask {
 
     /// Tries to claim the partial file again every 50 ms until `deadline`, then fails.
     private func claimLater(until deadline: DispatchTime) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+        WorkerQueue.asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
             if state.withLock({ $0.cancelled }) {
                 callbacks.completion(.failure(.cancelled))
             } else if partial.claim() {
@@ -295,7 +295,7 @@ extension NetworkError {
 /// inside `perform`).
 private struct Failed: TransportTask {
     static func start(_ error: NetworkError, _ callbacks: TransferCallbacks) -> any TransportTask {
-        DispatchQueue.global().async { callbacks.completion(.failure(error)) }
+        WorkerQueue.async { callbacks.completion(.failure(error)) }
         return Failed()
     }
 

@@ -160,7 +160,7 @@ struct RefusingTransport: Transport {
     func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let completion = callbacks.completion
         let error = error
-        DispatchQueue.global().async { completion(.failure(error)) }
+        WorkerQueue.async { completion(.failure(error)) }
         return RefusedTransfer()
     }
 
@@ -182,7 +182,7 @@ struct UnavailableTransport: Transport {
     func perform(_ request: TransportRequest, options: TransferOptions, callbacks: TransferCallbacks) -> any TransportTask {
         let completion = callbacks.completion
         let error = NetworkError.transport(URLError(.cannotLoadFromNetwork, userInfo: [NSLocalizedDescriptionKey: reason]))
-        DispatchQueue.global().async { completion(.failure(error)) }
+        WorkerQueue.async { completion(.failure(error)) }
         return NothingToCancel()
     }
 
