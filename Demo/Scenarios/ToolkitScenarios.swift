@@ -67,7 +67,7 @@ enum ToolkitScenarios {
             screen = nil
             transcript.say("  the screen is closed (deallocated)")
             let ended = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async { continuation.resume(returning: finished.wait(timeout: .now() + 3) == .success) }
+                Thread.detachNewThread { continuation.resume(returning: finished.wait(timeout: .now() + 3) == .success) }
             }
             let (error, at) = outcome.withLock { $0 }
             let after = at.map { Int($0.timeIntervalSince(closed) * 1000) } ?? -1

@@ -150,7 +150,7 @@ public final class RecordingObserver<R: Request>: Sendable {
                 continuation.resume(returning: true)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+            DispatchQueue(label: "switchboard.testing.timeout").asyncAfter(deadline: .now() + timeout) { [weak self] in
                 self?.expire(id)
             }
         }

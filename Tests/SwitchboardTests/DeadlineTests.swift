@@ -46,6 +46,40 @@ final class SilentTransport: Transport {
         #expect(client.inFlightCount == 0)
     }
 
+    /// A deadline ends even while every worker of the global queues is blocked (an app's code, or its
+    /// hooks, may block them): the end's delivery runs on a queue of its own (``WorkerQueue``). With it
+    /// on `DispatchQueue.global()` it queued behind the 64 blocked blocks, which Linux's pool (as many
+    /// workers as cores, one more about every second while they block) takes about a minute to reach.
+    /// Everything waits on a thread of the test's own: Swift's tasks run on that same blocked pool.
+    @Test func aDeadlineEndsWhileTheGlobalQueuesWorkersAreAllBlocked() async {
+        let transport = SilentTransport()
+        let client = Dispatcher(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
+            }, transport: transport)
+        let outcome = Box<NetworkError??>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            onOwnThread {
+                let blocked = 64
+                let release = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
+                for _ in 0..<blocked { DispatchQueue.global().async { release.wait() } }
+                client.send(Get("/x").with(\.timeout, 0.3)) { result in
+                    outcome.mutate { $0 = .some(result.failure) }
+                    ended.signal()
+                }
+                // About 1.3 s (the deadline, then the grace second for a transport that never reports).
+                _ = ended.wait(timeout: .now() + 30 * timeScale)
+                for _ in 0..<blocked { release.signal() }
+                continuation.resume()
+            }
+        }
+        guard case .some(.some(.timedOut)) = outcome.value else {
+            Issue.record("the deadline did not end the send while the global queues were blocked: \(String(describing: outcome.value))")
+            return
+        }
+        #expect(transport.cancelled.value == 1)
+    }
+
     @Test func aTimedOutAttemptIsRetriedByThePolicy() async {
         let transport = SilentTransport()
         let client = Dispatcher(

@@ -82,48 +82,6 @@ struct BlockingHook: ResponseHook {
         }
     }
 
-    /// Many response hooks blocked at once hold no thread the library needs: each runs on a thread of
-    /// Dispatch's overcommit pool (``WorkerQueue``), not on a global queue, which on Linux has about as
-    /// many workers as cores and adds one about every second while they block. With the hooks on
-    /// `DispatchQueue.global()`, 16 of them took 31 s to be running at once (0.3 s on their own
-    /// threads), and these 64 more than the minute this test waits; a silent transport's deadline
-    /// (ended off its queue after the grace second) queued behind them.
-    @Test(arguments: TransportUnderTest.network) func manyBlockedHooksHoldNoThreadAnotherSendNeeds(_ kind: TransportUnderTest) async throws {
-        try await withServer { server in
-            let count = 64
-            let hookStarted = DispatchSemaphore(value: 0)
-            let release = DispatchSemaphore(value: 0)
-            let client = makeClient(server, on: kind)
-            let started = Box(0), ended = Box(0)
-            let counting = CountingStart(started: started, hook: BlockingHook(started: hookStarted, release: release))
-            for _ in 0..<count {
-                client.send(Get("/small").with(\.pipeline.responseHooks, [counting])) { _ in ended.mutate { $0 += 1 } }
-            }
-            // Every hook is running, each on a thread of its own.
-            #expect(await eventually(timeout: 60) { started.value == count }, "\(started.value) of \(count) hooks started")
-            // While they all block: a send whose transport never answers still ends at its deadline.
-            let silent = Dispatcher(configuration: Configuration { $0.baseURL = server.baseURL }, transport: SilentTransport())
-            let deadline = await silent.result(Get("/never").with(\.timeout, 0.3)).failure
-            #expect(ended.value == 0, "the blocked sends ended before their hooks returned")
-            for _ in 0..<count { release.signal() }
-            #expect(await eventually(timeout: 60) { ended.value == count })
-            guard case .timedOut = deadline else {
-                Issue.record("expected timedOut, got \(String(describing: deadline))")
-                return
-            }
-        }
-    }
-
-    /// Counts the hook's starts, then blocks in it.
-    struct CountingStart: ResponseHook {
-        let started: Box<Int>
-        let hook: BlockingHook
-        func didSucceed(_ response: ResponseContext) throws(NetworkError) {
-            started.mutate { $0 += 1 }
-            try hook.didSucceed(response)
-        }
-    }
-
     /// A response hook that blocks (user code doing slow work) must not hold up other sends: hooks and
     /// the decoding of large bodies run off the transport's queue.
     @Test(arguments: TransportUnderTest.network) func slowWorkOnOneResponseDelaysNoOtherSendOrDeadline(_ kind: TransportUnderTest) async throws {

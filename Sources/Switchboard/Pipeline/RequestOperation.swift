@@ -66,7 +66,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if takePendingCancel() { return }
         let body = request.body
         if body?.isSlowToBuild == true {
-            WorkerQueue.async { [self] in build(body, on: transport) }
+            DispatchQueue.global().async { [self] in build(body, on: transport) }
         } else {
             build(body, on: transport)
         }
@@ -188,7 +188,7 @@ final class RequestOperation<R: Request>: InFlightOperation {
         if plan.checksInline(result, stopped: stopReason != nil) {
             endAttempt(number, result, stopReason: stopReason)
         } else {
-            WorkerQueue.async { [self] in endAttempt(number, result, stopReason: stopReason) }
+            DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
         }
     }
 
@@ -256,7 +256,8 @@ final class RequestOperation<R: Request>: InFlightOperation {
     /// The sweeper's check: an attempt past its deadline is told to stop (its completion then reports
     /// `timedOut`); a stop not reported within the grace period ends without the transport. Only the
     /// stop runs on the sweeper's queue (a transport's `cancel` must not block); a task's cancellation
-    /// handlers (an interceptor's nested send) and delivery are user code, run on a global queue.
+    /// handlers (an interceptor's nested send) and delivery are user code, run off it (``WorkerQueue``:
+    /// never waiting for a free worker of the global queues).
     func expire(now: UInt64) {
         let expired = state.withLock { $0.expire(now: now, timeout: plan.timeout) }
         if case .stop(let task) = expired { return task.cancel() }

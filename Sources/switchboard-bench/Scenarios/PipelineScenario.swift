@@ -17,6 +17,18 @@ enum PipelineScenario {
         var path: String { "/small?w=\(worker)" }
     }
 
+    /// The same, decoded into a model: a typed request's response is checked off the transport's queue.
+    struct TypedWorkerGet: Request {
+        struct Small: Decodable, Sendable {
+            let ok: Bool
+            let id: Int
+            let name: String
+        }
+        typealias Value = Small
+        let worker: Int
+        var path: String { "/small?w=\(worker)" }
+    }
+
     static func run(quick: Bool) async throws -> ScenarioResult {
         let sends = quick ? 2000 : 50_000
         let rounds = quick ? 1 : 7
@@ -38,6 +50,9 @@ enum PipelineScenario {
         let awaited: @Sendable (Int) async -> Bool = { worker in
             (try? await client.response(for: WorkerGet(worker: worker)))?.json["ok"] == true
         }
+        let typed: @Sendable (Int) async -> Bool = { worker in
+            (try? await client.response(for: TypedWorkerGet(worker: worker)))?.value.ok == true
+        }
         let sent: @Sendable (Int) async -> Bool = { worker in
             await withCheckedContinuation { continuation in
                 client.send(WorkerGet(worker: worker)) { continuation.resume(returning: (try? $0.get())?.json["ok"] == true) }
@@ -46,7 +61,7 @@ enum PipelineScenario {
         // SWITCHBOARD_BENCH_ONLY=<client> runs one client alone, SWITCHBOARD_BENCH_REQUESTS sends at each
         // level (for `perf record`, or instruction counts under callgrind: the difference of two counts).
         if let only = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_ONLY"] {
-            let clients = [("transport alone", bare), ("response(for:)", awaited), ("send + closure", sent)]
+            let clients = [("transport alone", bare), ("response(for:)", awaited), ("typed response(for:)", typed), ("send + closure", sent)]
             guard let body = clients.first(where: { $0.0 == only })?.1 else { throw BenchError("SWITCHBOARD_BENCH_ONLY: no client named \(only)") }
             let count = ProcessInfo.processInfo.environment["SWITCHBOARD_BENCH_REQUESTS"].flatMap { Int($0) } ?? sends
             for concurrency in try E2EScenario.concurrencyLevels(default: [1, 8]) {
@@ -59,7 +74,7 @@ enum PipelineScenario {
         for concurrency in try E2EScenario.concurrencyLevels(default: [1, 8]) {
             var samples: [String: (cpu: [Double], switches: [Double])] = [:]
             for round in 0...rounds {
-                for (name, body) in [("transport alone", bare), ("response(for:)", awaited), ("send + closure", sent)] {
+                for (name, body) in [("transport alone", bare), ("response(for:)", awaited), ("typed response(for:)", typed), ("send + closure", sent)] {
                     let run = try await measure(body, sends: sends, concurrency: concurrency)
                     if round > 0 {  // round 0 warms up
                         samples[name, default: ([], [])].cpu.append(run.cpu)
@@ -67,7 +82,7 @@ enum PipelineScenario {
                     }
                 }
             }
-            for name in ["response(for:)", "send + closure"] {
+            for name in ["response(for:)", "typed response(for:)", "send + closure"] {
                 figures.append(
                     Figure(
                         name: "\(name), c=\(concurrency)", unit: "CPU µs/send", candidate: samples[name]!.cpu, baseline: samples["transport alone"]!.cpu,

@@ -27,8 +27,8 @@ func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T
 ///
 /// Never on Dispatch's global queues: on Linux they have about as many threads as cores, so a test
 /// that holds one for seconds holds up every other test's work there (under the thread sanitizer,
-/// 30–40 s stalls of the whole suite, until a held wait timed out). The library keeps its own hops off
-/// them for the same reason (``WorkerQueue``).
+/// 30–40 s stalls of the whole suite, until a held wait timed out; Swift's tasks run on the same
+/// workers). The library keeps its cancels and deadlines off them for the same reason (``WorkerQueue``).
 func onOwnThread(_ work: @escaping @Sendable () -> Void) {
     Thread.detachNewThread(work)
 }

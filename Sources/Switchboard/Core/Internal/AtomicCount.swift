@@ -1,4 +1,4 @@
-#if !canImport(Darwin) && canImport(Synchronization)
+#if !canImport(Darwin) && canImport(Synchronization) && !SWITCHBOARD_C_ATOMICS
 import Synchronization
 
 /// A count read without a lock on a hot path (whether anyone listens on the bus of all requests):
@@ -10,7 +10,7 @@ package struct AtomicCount: ~Copyable, Sendable {
     package init() {}
 
     /// Adds `delta` (which may be negative).
-    @inline(__always) package func add(_ delta: Int) { storage.add(delta, ordering: .relaxed) }
+    @inline(__always) package func add(_ delta: Int) { storage.wrappingAdd(delta, ordering: .relaxed) }
 
     /// The count now (relaxed ordering: a change made at the same moment may not be seen yet).
     @inline(__always) package var value: Int { storage.load(ordering: .relaxed) }
@@ -19,8 +19,8 @@ package struct AtomicCount: ~Copyable, Sendable {
 import CSwitchboardAtomics
 
 /// A count read without a lock on a hot path (whether anyone listens on the bus of all requests): the
-/// C11 atomics of `CSwitchboardAtomics`, like ``AtomicFlag``. Apple platforms only: this branch is not
-/// built on Linux.
+/// C11 atomics of `CSwitchboardAtomics`, like ``AtomicFlag``. Apple platforms only (on Linux `.ci/run`
+/// type-checks it with `SWITCHBOARD_C_ATOMICS`).
 ///
 /// `@unchecked Sendable`: the pointer is written only through the atomic builtins.
 package struct AtomicCount: ~Copyable, @unchecked Sendable {

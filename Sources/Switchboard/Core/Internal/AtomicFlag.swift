@@ -1,4 +1,4 @@
-#if !canImport(Darwin) && canImport(Synchronization)
+#if !canImport(Darwin) && canImport(Synchronization) && !SWITCHBOARD_C_ATOMICS
 import Synchronization
 
 /// A flag set once, read without a lock. Off Apple platforms (Linux) it is `Synchronization.Atomic`,
@@ -6,7 +6,7 @@ import Synchronization
 /// (a `malloc` and a `free` per observer registration and per transfer).
 ///
 /// On Apple platforms, where `Atomic` would raise the deployment floor to iOS 18 / macOS 15, it is the
-/// C11 atomics of `CSwitchboardAtomics` in a heap word of its own (that branch is not built here).
+/// C11 atomics of `CSwitchboardAtomics` in a heap word of its own (that branch is only type-checked here, by `.ci/run` with `SWITCHBOARD_C_ATOMICS`).
 package struct AtomicFlag: ~Copyable, Sendable {
     private let storage = Atomic<Bool>(false)
 
@@ -28,7 +28,7 @@ import CSwitchboardAtomics
 
 /// A flag set once, read without a lock: the C11 atomics of `CSwitchboardAtomics` (`Synchronization.Atomic`
 /// would raise the deployment floor to iOS 18 / macOS 15, and a lock per load costs the delivery path).
-/// Apple platforms only: this branch is not built on Linux, where the flag is `Atomic` (above).
+/// Apple platforms (and `SWITCHBOARD_C_ATOMICS`, which `.ci/run` type-checks) only: on Linux the flag is `Atomic` (above).
 ///
 /// Noncopyable, so its heap word has exactly one owner, freed with it.
 ///
