@@ -110,7 +110,8 @@ import Testing
                     return
                 }
                 #expect(after == 1)
-                #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 1 + 1 * timeScale, "\(kind), \(name)")
+                // Well under the configuration's 30 s, with room for a loaded machine (3.4 s seen there).
+                #expect((record.completedAt ?? .distantFuture).timeIntervalSince(started) < 1 + 10 * timeScale, "\(kind), \(name)")
             }
         }
     }
