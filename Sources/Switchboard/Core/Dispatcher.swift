@@ -74,8 +74,9 @@ public final class Dispatcher: Sendable {
                     case .released:
                         // Off the sweeper's queue: a cancel may deliver at once, and delivering runs user
                         // code. The send's stop is still enforced below (a transport that never reports
-                        // it is ended after the grace period, as for any cancel).
-                        WorkerQueue.async { operation.cancel() }
+                        // it is ended after the grace period, as for any cancel). Once: later sweeps
+                        // while it stops would each make a queue for a cancel that does nothing.
+                        if owner.claimCancel() { WorkerQueue.async { operation.cancel() } }
                     case .alive, .askedOnMain:
                         found.owned = true
                     }

@@ -187,6 +187,9 @@ final class RequestOperation<R: Request>: InFlightOperation {
         guard current else { return }
         if plan.checksInline(result, stopped: stopReason != nil) {
             endAttempt(number, result, stopReason: stopReason)
+        } else if stopReason != nil {
+            // A cancel or a deadline the transport reported: never behind the global queue's workers.
+            WorkerQueue.async { [self] in endAttempt(number, result, stopReason: stopReason) }
         } else {
             DispatchQueue.global().async { [self] in endAttempt(number, result, stopReason: stopReason) }
         }

@@ -52,6 +52,11 @@ final class OwnerLink: @unchecked Sendable {
     private let loadsOnMain: Bool
     /// Set on the main queue when a look found the owner gone.
     private let gone = AtomicFlag()
+    /// Set by the one sweep that cancels the send of a released owner (later sweeps leave it be).
+    private let cancelClaimed = AtomicFlag()
+
+    /// Whether this call is the first to claim the cancel of a released owner's send.
+    func claimCancel() -> Bool { cancelClaimed.testAndSet() }
 
     init(_ object: AnyObject) {
         self.object = object

@@ -27,8 +27,8 @@ func withServer<T>(_ body: (LoopbackServer) async throws -> T) async throws -> T
 ///
 /// Never on Dispatch's global queues: on Linux they have about as many threads as cores, so a test
 /// that holds one for seconds holds up every other test's work there (under the thread sanitizer,
-/// 30–40 s stalls of the whole suite, until a held wait timed out; Swift's tasks run on the same
-/// workers). The library keeps its cancels and deadlines off them for the same reason (``WorkerQueue``).
+/// 30–40 s stalls of the whole suite, until a held wait timed out), the library's hooks and decoding
+/// included. The library keeps its cancels and deadlines off them for that reason (``WorkerQueue``).
 func onOwnThread(_ work: @escaping @Sendable () -> Void) {
     Thread.detachNewThread(work)
 }
@@ -45,7 +45,7 @@ func stopOffPool(_ server: LoopbackServer) async {
 
 /// Runs slow synchronous work (checksums of hundreds of MiB, big files) on a thread of its own: on
 /// Swift's cooperative pool (two threads here) it would hold up every other test's `await`s meanwhile,
-/// and on a global queue every other test's cancels (see `onOwnThread`).
+/// and on a global queue every other test's work there (see `onOwnThread`).
 func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         onOwnThread { continuation.resume(with: Result { try work() }) }
