@@ -22,6 +22,9 @@ import Switchboard
 ///   `<n> refused <check>` or `<n> failed <error>` for each (the trust tests run it where the system's
 ///   CA store is one they made, in a mount namespace of its own).
 ///
+/// - `switchboard-probe starved <deadline|cancel>`: a send that ends while every global worker is
+///   blocked (see `starved`).
+///
 /// `<peak KiB>` is how far the process's resident memory rose above where it was before the transfer
 /// (Linux: the peak, `VmHWM`, reset first); -1 where that can't be read.
 
@@ -180,13 +183,15 @@ case "curl" where arguments.count == 2 || arguments.count == 3:
     exit(0)
 case "trust" where arguments.count >= 4:
     trust(arguments[1], arguments[2], Array(arguments.dropFirst(3)))
-case let url? where !["upload", "download", "race", "trust", "curl"].contains(url):
+case "starved" where arguments.count == 2 && ["deadline", "cancel"].contains(arguments[1]):
+    starved(arguments[1])
+case let url? where !["upload", "download", "race", "trust", "curl", "starved"].contains(url):
     let deadline = arguments.dropFirst().first.flatMap(TimeInterval.init) ?? 10
     run(Probe(url: url, deadline: deadline)) { response, _ in "succeeded \(response.statusCode)" }
 default:
     FileHandle.standardError.write(
         Data(
-            "usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout> | trust <system|extra|only> <ca file> <url>…\n"
+            "usage: switchboard-probe <url> [timeout] | upload <url> <file> | download <url> <destination> | race <url> <timeout> <url> <timeout> | trust <system|extra|only> <ca file> <url>… | starved <deadline|cancel>\n"
                 .utf8))
     exit(2)
 }

@@ -4,7 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import LoopbackServer
-import SwitchboardTesting
 import Testing
 @testable import Switchboard
 
@@ -49,78 +48,27 @@ final class SilentTransport: Transport {
 
     /// A deadline or a cancel ends even while every worker of `DispatchQueue.global()` is blocked (an
     /// app's code, or its hooks, may block them): the end's delivery runs on a queue of its own
-    /// (``WorkerQueue``). The proof is an order, not a time: a block queued on the global queue after
-    /// the blocked ones has not run when the send's completion does (with the delivery on the global
-    /// queue it queued behind that block, and behind the blocked ones, which Linux's pool, as many
-    /// workers as cores and one more about every second, takes about a minute to reach); and the
-    /// cancel is ended by the transport's report, before the sweeper's grace second (a report queued
-    /// on the global queue left the cancel to that sweep).
-    /// Everything waits on a thread of the test's own.
-    @Test(arguments: [false, true]) func aDeadlineOrACancelEndsWhileTheGlobalQueuesWorkersAreAllBlocked(_ cancels: Bool) async {
-        // The deadline: a transport that never reports (the sweeper ends it after its grace second).
-        // The cancel: a stub that reports it at once, for a typed request (checked off its queue).
-        let silent = SilentTransport()
-        let stub = StubTransport().on(Typed.self, answer: .json(["id": 1], delay: 600))
-        let client = Dispatcher(
-            configuration: Configuration {
-                $0.baseURL = URL(string: "http://127.0.0.1:9"); $0.callbackQueue = .immediate
-                // The stub's own report of the cancel, not a coalesced waiter's end (a path of its own).
-                $0.coalescesDuplicates = false
-            }, transport: cancels ? stub : silent)
-        let outcome = Box<(NetworkError?, sentinelRan: Bool, sweeps: Int)?>(nil)
-        let sweepsAtCancel = Box(0)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            onOwnThread {
-                let blocked = ProcessInfo.processInfo.activeProcessorCount + 64
-                let release = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
-                let sentinel = Box(false)
-                for _ in 0..<blocked { DispatchQueue.global().async { release.wait() } }
-                DispatchQueue.global().async { sentinel.mutate { $0 = true } }
-                let complete: @Sendable (NetworkError?) -> Void = { error in
-                    outcome.mutate { $0 = (error, sentinel.value, client.deadlineSweeps) }
-                    ended.signal()
-                }
-                if cancels {
-                    let handle = client.send(Typed()) { complete($0.failure) }
-                    // Cancelled once the stub holds the transfer (the stub then reports the cancel).
-                    let holding = Date().addingTimeInterval(30 * timeScale)
-                    while stub.recorded(of: Typed.self).isEmpty, Date() < holding { usleep(1000) }
-                    sweepsAtCancel.mutate { $0 = client.deadlineSweeps }
-                    handle.cancel()
-                } else {
-                    client.send(Get("/x").with(\.timeout, 0.3)) { complete($0.failure) }
-                }
-                // A bound only a hang reaches (the send ends in about 1.3 s, or at once when cancelled).
-                _ = ended.wait(timeout: .now() + 30 * timeScale)
-                for _ in 0..<blocked { release.signal() }
-                continuation.resume()
-            }
-        }
-        guard let (error, sentinelRan, sweeps) = outcome.value else {
-            Issue.record("the send did not end while the global queue's workers were blocked")
-            return
-        }
-        #expect(!sentinelRan, "the send's end waited for the global queue")
-        if cancels {
-            #expect(error?.isCancelled == true, "\(String(describing: error))")
-            // Ended by the stub's report, not by the sweeper a grace second later (which is what a
-            // report queued behind the blocked workers would have left it to).
-            #expect(sweeps == sweepsAtCancel.value, "the cancel was ended by the sweeper's grace, not the transport's report")
+    /// (``WorkerQueue``). In a child process (`switchboard-probe starved`): blocking every global worker
+    /// stalls the whole process, and in this one FoundationNetworking's file reads with it, which then
+    /// crash a cancelled upload running beside (LinuxNotes).
+    /// The proof is an order: a block queued on the global queue after the blocked ones has not run
+    /// when the send ends (with the end's delivery on the global queue it queued behind that block,
+    /// and behind the blocked ones, which Linux's pool, as many workers as cores and one more about
+    /// every second, takes about a minute to reach). The cancel, of a typed request whose transport
+    /// reports it at once, must also end before the sweeper's grace second, which otherwise ends it
+    /// (a report queued on the global queue left it to that sweep: 1.0 s).
+    @Test(arguments: ["deadline", "cancel"]) func aDeadlineOrACancelEndsWhileTheGlobalQueuesWorkersAreAllBlocked(_ mode: String) async throws {
+        let outcome = try await ChildProcessFaultTests.runProbe(arguments: ["starved", mode], limit: 120)
+        #expect(!outcome.timedOut && !outcome.crashed && outcome.status == 0, "the probe: \(outcome.output) \(outcome.errors.suffix(400))")
+        let line = outcome.output.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(line.contains("sentinel=false"), "the send's end waited for the global queue: \(line)")
+        if mode == "cancel" {
+            #expect(line.hasPrefix("ended cancelled"), "\(line)")
+            let after = line.split(separator: "=").last.flatMap { Double($0) } ?? .infinity
+            #expect(after < 0.9, "the cancel was ended by the sweeper's grace second, not the transport's report: \(line)")
         } else {
-            guard case .timedOut = error else {
-                Issue.record("expected timedOut, got \(String(describing: error))")
-                return
-            }
-            #expect(silent.cancelled.value == 1)
+            #expect(line.hasPrefix("ended timed out after 0.3"), "\(line)")
         }
-        #expect(await eventually { client.inFlightCount == 0 })
-    }
-
-    /// A typed request (its response is checked off the transport's queue).
-    struct Typed: Request {
-        struct Model: Decodable, Sendable { let id: Int }
-        typealias Value = Model
-        var path: String { "/typed" }
     }
 
     @Test func aTimedOutAttemptIsRetriedByThePolicy() async {
