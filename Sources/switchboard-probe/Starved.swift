@@ -39,7 +39,7 @@ func starved(_ mode: String) -> Never {
         start = Date()
         handle.cancel()
     } else {
-        client.send(Held().withTimeout(0.3)) { complete($0.failure) }
+        client.send(Held(deadline: 0.3)) { complete($0.failure) }
     }
     let finished = ended.wait(timeout: .now() + 60) == .success
     let after = Date().timeIntervalSince(start)
@@ -53,7 +53,6 @@ struct Held: Request {
     var deadline: TimeInterval = 60
     var path: String { "/held" }
     var timeout: TimeInterval? { deadline }
-    func withTimeout(_ seconds: TimeInterval) -> Held { Held(deadline: seconds) }
 }
 
 /// The same, decoded into a model.
