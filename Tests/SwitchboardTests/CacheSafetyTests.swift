@@ -354,9 +354,11 @@ import Testing
             let monitor = ReleaseOnRetry(disk)
             // Each attempt may take 30 s; a timeout is retried once, at once. The disk is held until the
             // first attempt's deadline has ended it and the retry is decided, so the first attempt always
-            // takes the whole 30 s; the retry's read must fit in as much on a loaded machine (2 s, 8 s,
-            // then 15 s were too little under the thread sanitizer in CI, where the retry's answer, a
-            // task's, waits for a worker of the pool the whole suite's tasks share).
+            // takes the whole 30 s; the retry's read must fit in as much. It takes milliseconds, but its
+            // answer resumes a task, and when the whole suite starts at once on two cores the
+            // concurrency pool's queue can hold a new task for 5–10 s (measured: a task queued every
+            // 200 ms waited up to 10 s in the first 20 s of the run). 15 s was too little in CI while
+            // the suite still blocked that pool's threads (child processes, waits); it no longer does.
             let client = Self.client(server, kind, cache) {
                 $0.timeout = 30
                 $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)

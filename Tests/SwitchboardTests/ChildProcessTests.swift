@@ -10,12 +10,14 @@ import Testing
         let child = try await Task.detached { try ChildProcess("/bin/sleep", ["30"]) }.value
         #expect(child.isRunning)
         child.terminate()
-        #expect(child.wait(upTo: 10), "SIGTERM did not end the child")
+        #expect(try await offPool { child.wait(upTo: 10) }, "SIGTERM did not end the child")
         #expect(child.terminationSignal == SIGTERM)
     }
 
-    @Test func statusOutputAndInheritedDescriptors() throws {
-        let (status, output) = try ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; ls /proc/self/fd | wc -l; exit 3"], mergingErrors: true)
+    @Test func statusOutputAndInheritedDescriptors() async throws {
+        let (status, output) = try await offPool {
+            try ChildProcess.run("/bin/sh", ["-c", "echo out; echo err >&2; ls /proc/self/fd | wc -l; exit 3"], mergingErrors: true)
+        }
         #expect(status == 3)
         let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(lines.prefix(2) == ["out", "err"])

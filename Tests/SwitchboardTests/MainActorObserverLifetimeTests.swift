@@ -25,11 +25,16 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
     @MainActor @Test func aMainActorObserverIsDeinitialisedOnTheMainThreadWhileOthersCountAndPrune() async throws {
         let dispatcher = Dispatcher()
         let stop = Box(false)
-        // A thread asks the registry for the type's observers as fast as it can (counting asks every
-        // entry's liveness). A race: this catches a load off the main queue only now and then; the
+        // A thread asks the registry for the type's observers again and again (counting asks every
+        // entry's liveness), with a 0.1 ms pause between asks: several asks per round, without taking a
+        // whole core from the rest of the suite (a loop without a pause held one for 20 s on a loaded
+        // two-core machine). A race: this catches a load off the main queue only now and then; the
         // test below catches it every time.
         let counting = Thread {
-            while !stop.value { _ = dispatcher.observerCount(for: Get.self) }
+            while !stop.value {
+                _ = dispatcher.observerCount(for: Get.self)
+                usleep(100)
+            }
         }
         counting.start()
         let rounds = 400

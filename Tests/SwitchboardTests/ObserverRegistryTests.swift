@@ -104,7 +104,7 @@ import Testing
 
     @Test @MainActor func mainActorObserverIsCalledOnTheMainActor() async throws {
         let server = try LoopbackServer.standard()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = makeClient(server)
         let screen = MainActorListener()
         client.addObserver(screen, for: Ping.self, calling: MainActorListener.heard)

@@ -28,7 +28,7 @@ struct ProxyTests {
     }
 
     @Test func anHTTPRequestGoesThroughTheProxy() async throws {
-        let proxy = try TestProxy()
+        let proxy = try await TestProxy.start()
         defer { proxy.stop() }
         try await withServer { server in
             let response = try await client(server, proxy.setting()).response(for: Get("/echo?via=proxy"))
@@ -41,10 +41,10 @@ struct ProxyTests {
     }
 
     @Test func anHTTPSRequestTunnelsThroughTheProxyWithCONNECT() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
-        let proxy = try TestProxy()
+        let proxy = try await TestProxy.start()
         defer { proxy.stop() }
         try await withServer { server in
             let dispatcher = makeClient(server) {
@@ -71,10 +71,10 @@ struct ProxyTests {
 
     @Test func proxyCredentialsAreSentAndNeverLogged() async throws {
         let credentials = Credentials(user: "proxyuser", password: "pr0xy-s3cret")
-        let proxy = try TestProxy(credentials: credentials)
+        let proxy = try await TestProxy.start(credentials: credentials)
         defer { proxy.stop() }
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         try await withServer { server in
             let logger = CapturingLogger()
@@ -118,7 +118,7 @@ struct ProxyTests {
     }
 
     @Test func aBypassedHostGoesStraight() async throws {
-        let proxy = try TestProxy()
+        let proxy = try await TestProxy.start()
         defer { proxy.stop() }
         try await withServer { server in
             for bypass in [["127.0.0.1"], ["*"], ["localhost", " 127.0.0.1 "]] {
@@ -132,7 +132,7 @@ struct ProxyTests {
 
     /// A transport given to the dispatcher that doesn't apply its proxy setting sends nothing.
     @Test func aGivenTransportWithoutTheProxySettingSendsNothing() async throws {
-        let proxy = try TestProxy()
+        let proxy = try await TestProxy.start()
         defer { proxy.stop() }
         try await withServer { server in
             var configuration = Configuration {
@@ -173,34 +173,35 @@ struct ProxyTests {
 /// bypasses, libcurl reads nothing on its own.
 @Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
 struct ProxyEnvironmentProcessTests {
-    func probe(_ url: URL, environment: [String: String], proxy: String = "environment") throws -> String {
+    /// The probe's answer; run on a thread of its own (``offPool(_:)``), not on a task's.
+    func probe(_ url: URL, environment: [String: String], proxy: String = "environment") async throws -> String {
         let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
         // Only what the probe needs: no proxy variable of the test run's own.
         let base = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"]
-        let text = try ChildProcess.run(probe.path, ["curl", url.absoluteString, proxy], environment: base.merging(environment) { $1 }).output
+        let text = try await offPool { try ChildProcess.run(probe.path, ["curl", url.absoluteString, proxy], environment: base.merging(environment) { $1 }).output }
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func httpProxyIsUsedUpperCaseHTTPProxyNeverAndNoProxyBypasses() async throws {
-        let proxy = try TestProxy()
+        let proxy = try await TestProxy.start()
         defer { proxy.stop() }
         try await withServer { server in
             let address = "http://127.0.0.1:\(proxy.port)"
             let url = server.url("/echo")
-            #expect(try probe(url, environment: ["HTTP_PROXY": address]) == "succeeded 200")
+            #expect(try await probe(url, environment: ["HTTP_PROXY": address]) == "succeeded 200")
             #expect(try await proxy.seen().isEmpty, "HTTP_PROXY was used (httpoxy)")
-            #expect(try probe(url, environment: ["http_proxy": address, "no_proxy": "127.0.0.1"]) == "succeeded 200")
+            #expect(try await probe(url, environment: ["http_proxy": address, "no_proxy": "127.0.0.1"]) == "succeeded 200")
             #expect(try await proxy.seen().isEmpty, "no_proxy was not honoured")
-            #expect(try probe(url, environment: ["http_proxy": address]) == "succeeded 200")
+            #expect(try await probe(url, environment: ["http_proxy": address]) == "succeeded 200")
             #expect(try await proxy.seen().map(\.target) == [url.absoluteString])
             // An explicit proxy whatever no_proxy says (libcurl would read it on its own); none whatever
             // http_proxy says.
-            #expect(try probe(url, environment: ["NO_PROXY": "*", "no_proxy": "*"], proxy: "127.0.0.1:\(proxy.port)") == "succeeded 200")
+            #expect(try await probe(url, environment: ["NO_PROXY": "*", "no_proxy": "*"], proxy: "127.0.0.1:\(proxy.port)") == "succeeded 200")
             #expect(try await proxy.seen().count == 2, "no_proxy bypassed an explicit proxy")
-            #expect(try probe(url, environment: ["http_proxy": address], proxy: "none") == "succeeded 200")
+            #expect(try await probe(url, environment: ["http_proxy": address], proxy: "none") == "succeeded 200")
             #expect(try await proxy.seen().count == 2, "http_proxy was used under ProxySetting.none")
             // An https proxy in the environment is refused, never bypassed.
-            let refused = try probe(url, environment: ["http_proxy": "https://127.0.0.1:\(proxy.port)"])
+            let refused = try await probe(url, environment: ["http_proxy": "https://127.0.0.1:\(proxy.port)"])
             #expect(refused.hasPrefix("failed proxy failed:"), "\(refused)")
             #expect(server.hits("/echo") == 5)
         }

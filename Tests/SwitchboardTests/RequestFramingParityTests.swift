@@ -126,19 +126,21 @@ import Testing
     }
 
     /// An upload the server reads slowly is not idle while its bytes go out: the idle timeout counts
-    /// bytes sent as activity, not only bytes received (16 MiB read 64 KiB at a time with a 10 ms
-    /// pause: about 2.6 s in all, with no byte received, against an idle timeout of 1.5 s).
+    /// bytes sent as activity, not only bytes received (16 MiB read 64 KiB at a time with a 25 ms
+    /// pause: about 6.4 s in all, with no byte received, against an idle timeout of 3 s — twice the
+    /// 1.5 s it was, so that a loaded machine's pause between two reads of the server's can't pass for
+    /// idleness).
     @Test(arguments: TransportUnderTest.network) func anUploadUnderWayIsNotIdle(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
-            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.01)
+            server.readBodiesSlowly(at: "/upload/sink", pausePerPiece: 0.025)
             let body = Data(repeating: 0x61, count: 16 << 20)
             let started = Date()
             let record = await transfer(
                 kind.make([server]), TransportRequest(Self.request(server.url("/upload/sink"), method: "POST"), body: .data(body)),
-                options: TransferOptions(timeout: 60, idleTimeout: 1.5))
+                options: TransferOptions(timeout: 60, idleTimeout: 3))
             #expect(record.json["bytes"].int == body.count, "\(kind): \(String(describing: record.result))")
             // The slow read took longer than the idle timeout: otherwise nothing was shown.
-            #expect(Date().timeIntervalSince(started) > 1.5, "the upload was not slow enough to test anything")
+            #expect(Date().timeIntervalSince(started) > 3, "the upload was not slow enough to test anything")
         }
     }
 

@@ -207,7 +207,7 @@ struct CustomWithCredentials: Request {
         }
         try await withServer { server in
             let cdn = try LoopbackServer.standard()
-            defer { cdn.stop() }
+            defer { cdn.stopInBackground() }
             let client = makeClient(server, on: kind) { $0.cdnURL = server.baseURL }
             _ = try await client.response(for: OwnCDN(cdn: cdn.baseURL))
             #expect(cdn.hits("/images/2.jpg") == 1)

@@ -35,8 +35,8 @@ struct TrustPolicyTests {
     }
 
     @Test func theSystemsCAsRefuseAServerFromAPrivateCA() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         let failure = await trustFailure(client(TrustPolicy.system), servers.url(0))
         #expect(failure?.check == .chain)
@@ -44,8 +44,8 @@ struct TrustPolicyTests {
     }
 
     @Test func extraCAsAndOnlyTheseCAsTrustThePrivateCA() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         let ca = try lab.caA.trustCertificate()
         for policy in [TrustPolicy.extraCAs([ca]), .onlyCAs([ca])] {
@@ -55,8 +55,8 @@ struct TrustPolicyTests {
     }
 
     @Test func onlyTheseCAsRefuseAServerFromAnotherCA() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.serverB)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.serverB)])
         defer { servers.stop() }
         let failure = await trustFailure(client(.onlyCAs([try lab.caA.trustCertificate()])), servers.url(0))
         #expect(failure?.check == .chain)
@@ -66,10 +66,10 @@ struct TrustPolicyTests {
     }
 
     @Test func aDERCertificateIsAnAnchorAsItsPEMIs() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
-        let der = try TLSLab.shell("openssl x509 -in '\(lab.caA.certificate.path)' -outform DER | openssl base64 -A")
+        let der = try await TLSLab.output(of: "openssl x509 -in '\(lab.caA.certificate.path)' -outform DER | openssl base64 -A")
         let ca = try TrustCertificate(der: try #require(Data(base64Encoded: der.trimmingCharacters(in: .whitespacesAndNewlines))))
         #expect(ca == (try lab.caA.trustCertificate()))
         let response = try await client(.onlyCAs([ca])).response(for: Get(servers.url(0).absoluteString))
@@ -77,8 +77,8 @@ struct TrustPolicyTests {
     }
 
     @Test func aPinOfTheLeafKeyAcceptsAWrongPinRefusesABackupPinAccepts() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         let anchors = TrustPolicy.Anchors.only([try lab.caA.trustCertificate()])
         let serverPin = try PublicKeyPin(sha256Base64: lab.serverPin)
@@ -99,8 +99,8 @@ struct TrustPolicyTests {
     }
 
     @Test func aPinIsCheckedOnTopOfTheChainNotInsteadOfIt() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         // The right pin, but the server's CA is not an anchor (the system's CAs): refused by the chain.
         let failure = await trustFailure(client(.pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.serverPin)])), servers.url(0))
@@ -108,8 +108,8 @@ struct TrustPolicyTests {
     }
 
     @Test func pinnedCertificatesAreTheOnlyAnchors() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         // The server's own certificate as the anchor (no CA given).
         let leaf = try await client(.pinnedCertificates([try lab.server.trustCertificate()])).response(for: Get(servers.url(0).absoluteString))
@@ -120,8 +120,8 @@ struct TrustPolicyTests {
     }
 
     @Test func anExpiredCertificateAndOneForAnotherHostAreRefused() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.expired), .init(pair: lab.wrongHost)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.expired), .init(pair: lab.wrongHost)])
         defer { servers.stop() }
         let trusting = client(.onlyCAs([try lab.caA.trustCertificate()]))
         #expect(await trustFailure(trusting, servers.url(0))?.check == .validity)
@@ -129,10 +129,10 @@ struct TrustPolicyTests {
     }
 
     @Test func aClientCertificateIsSentWhenTheServerRequiresOne() async throws {
-        let lab = try TLSLab.materials()
+        let lab = try await TLSLab.materials()
         // TLS 1.3 and 1.2; the refusals against the 1.2 server, which refuses inside the handshake
         // (a 1.3 server refuses after it, and its alert can be lost in the close's reset).
-        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA), .init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
+        let servers = try await TLSServers.start([.init(pair: lab.server, clientCA: lab.clientCA), .init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
         defer { servers.stop() }
         let anchors = TrustPolicy.onlyCAs([try lab.caA.trustCertificate()])
         let identity = try ClientIdentity(certificate: try lab.client.trustCertificate(), privateKeyPEM: lab.client.keyPEM)
@@ -148,8 +148,8 @@ struct TrustPolicyTests {
     }
 
     @Test func aClientKeyThatIsNotTheCertificatesIsATypedError() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server, clientCA: lab.clientCA)])
         defer { servers.stop() }
         let mismatched = try ClientIdentity(certificate: try lab.client.trustCertificate(), privateKeyPEM: lab.strangerClient.keyPEM)
         let failure = await trustFailure(client(TrustPolicy.onlyCAs([try lab.caA.trustCertificate()]).presenting(mismatched)), servers.url(0))
@@ -159,8 +159,8 @@ struct TrustPolicyTests {
     /// A traditionally encrypted key (`Proc-Type: 4,ENCRYPTED`): refused without its passphrase when
     /// made (libcurl 7.88 crashed the process on it), a typed error with a wrong one, sent with the right one.
     @Test func anEncryptedClientKeyNeedsItsPassphrase() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server, clientCA: lab.clientCA, tls12: true)])
         defer { servers.stop() }
         let key = try Data(contentsOf: lab.encryptedClientKey)
         #expect(String(decoding: key, as: UTF8.self).contains("Proc-Type: 4,ENCRYPTED"))
@@ -180,8 +180,8 @@ struct TrustPolicyTests {
 
     /// A host given the system's policy of its own is judged by it, not by the default.
     @Test func aHostsOwnSystemPolicyIsNotTheDefault() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         var trust = ServerTrust(defaultPolicy: .onlyCAs([try lab.caA.trustCertificate()]))
         trust["localhost"] = .system
@@ -194,8 +194,8 @@ struct TrustPolicyTests {
     /// A policy for an IPv4 address applies however a URL writes the address (libcurl connects to
     /// `127.1` and `2130706433` as `127.0.0.1`).
     @Test func aPolicyForAnAddressAppliesToEveryFormOfIt() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         let ca = try lab.caA.trustCertificate()
         var trust = ServerTrust(defaultPolicy: .onlyCAs([ca]))
@@ -207,9 +207,9 @@ struct TrustPolicyTests {
     }
 
     @Test func aRedirectIsJudgedByThePolicyOfTheHostItGoesTo() async throws {
-        let lab = try TLSLab.materials()
+        let lab = try await TLSLab.materials()
         // Both servers' certificates name localhost and 127.0.0.1: the host names tell the policies apart.
-        let servers = try TLSServers([.init(pair: lab.server), .init(pair: lab.server)])
+        let servers = try await TLSServers.start([.init(pair: lab.server), .init(pair: lab.server)])
         defer { servers.stop() }
         let ca = try lab.caA.trustCertificate()
         let target = servers.url(1, host: "127.0.0.1")
@@ -233,8 +233,8 @@ struct TrustPolicyTests {
     }
 
     @Test func aPolicyChangedOnADispatcherAppliesToTheNextSend() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server)])
         defer { servers.stop() }
         let anchors = TrustPolicy.Anchors.only([try lab.caA.trustCertificate()])
         let dispatcher = client(.pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.serverPin)], anchors: anchors))
@@ -246,8 +246,8 @@ struct TrustPolicyTests {
     }
 
     @Test func aDevelopmentHostAcceptsAnyCertificateOnlyThatHost() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.serverB), .init(pair: lab.expired)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.serverB), .init(pair: lab.expired)])
         defer { servers.stop() }
         var trust = ServerTrust()
         trust.developmentHosts = ["LocalHost."]  // compared without case or a trailing dot
@@ -298,8 +298,8 @@ struct TrustPolicyRefusalTests {
         var withPort = ServerTrust()
         withPort["127.0.0.1:443"] = .onlyCAs([])
         var wildcardHost = ServerTrust()
-        wildcardHost["*.example.com"] = .system.presenting(
-            try ClientIdentity(certificate: try TLSLab.materials().client.trustCertificate(), privateKeyPEM: try TLSLab.materials().client.keyPEM))
+        let client = try await TLSLab.materials().client
+        wildcardHost["*.example.com"] = .system.presenting(try ClientIdentity(certificate: try client.trustCertificate(), privateKeyPEM: client.keyPEM))
         for trust in [wildcard, empty, noPins, withPort, wildcardHost] {
             let error = try await refusal(kind, trust)
             guard case .unsupportedTrustPolicy(let reason)? = error else {
@@ -364,8 +364,8 @@ struct TrustPolicyRefusalTests {
 @Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
 struct URLSessionTrustTests {
     @Test func aServerTheSystemDoesNotTrustIsServerTrustFailed() async throws {
-        let lab = try TLSLab.materials()
-        let servers = try TLSServers([.init(pair: lab.server), .init(pair: lab.expired), .init(pair: lab.wrongHost)])
+        let lab = try await TLSLab.materials()
+        let servers = try await TLSServers.start([.init(pair: lab.server), .init(pair: lab.expired), .init(pair: lab.wrongHost)])
         defer { servers.stop() }
         let client = Dispatcher(
             configuration: Configuration {
@@ -393,28 +393,28 @@ struct URLSessionTrustTests {
     .enabled(if: TLSLab.systemStoreUnavailable == nil, "\(TLSLab.systemStoreUnavailable ?? "")"), hangGuard)
 struct SystemStoreTrustTests {
     @Test func onlyTheseCAsLeaveOutTheSystemsBundleAndFolderAndExtraCAsKeepBoth() async throws {
-        let lab = try TLSLab.materials()
+        let lab = try await TLSLab.materials()
         let probe = try #require(ChildProcessFaultTests.probe, "switchboard-probe is not built beside the tests")
-        let servers = try TLSServers([.init(pair: lab.systemBundleServer), .init(pair: lab.systemFolderServer), .init(pair: lab.server)])
+        let servers = try await TLSServers.start([.init(pair: lab.systemBundleServer), .init(pair: lab.systemFolderServer), .init(pair: lab.server)])
         defer { servers.stop() }
         // The store: the bundle file holds one CA, the folder (by OpenSSL's hashed name) the other.
         let store = lab.folder.appendingPathComponent("system-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: store) }
         try FileManager.default.copyItem(at: lab.systemBundleCA.certificate, to: store.appendingPathComponent("ca-certificates.crt"))
-        let hash = try TLSLab.shell("openssl x509 -hash -noout -in '\(lab.systemFolderCA.certificate.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
+        let hash = try await TLSLab.output(of: "openssl x509 -hash -noout -in '\(lab.systemFolderCA.certificate.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
         try FileManager.default.copyItem(at: lab.systemFolderCA.certificate, to: store.appendingPathComponent("\(hash).0"))
         let urls = (0..<3).map { servers.url($0).absoluteString }.joined(separator: " ")
 
-        func run(_ anchors: String) throws -> [String] {
+        func run(_ anchors: String) async throws -> [String] {
             let command =
                 "unshare --mount --propagation private sh -c \"mount --bind '\(store.path)' /etc/ssl/certs && exec '\(probe.path)' trust \(anchors) '\(lab.caA.certificate.path)' \(urls)\""
-            return try TLSLab.shell(command).split(separator: "\n").map(String.init)
+            return try await TLSLab.output(of: command).split(separator: "\n").map(String.init)
         }
         // The control: the system's trust takes both of the store's CAs (so the namespace is in place
         // and libcurl reads that bundle and that folder), and not the test's own CA.
-        #expect(try run("system") == ["1 succeeded 200", "2 succeeded 200", "3 refused chain"])
-        #expect(try run("only") == ["1 refused chain", "2 refused chain", "3 succeeded 200"])
-        #expect(try run("extra") == ["1 succeeded 200", "2 succeeded 200", "3 succeeded 200"])
+        #expect(try await run("system") == ["1 succeeded 200", "2 succeeded 200", "3 refused chain"])
+        #expect(try await run("only") == ["1 refused chain", "2 refused chain", "3 succeeded 200"])
+        #expect(try await run("extra") == ["1 succeeded 200", "2 succeeded 200", "3 succeeded 200"])
     }
 }

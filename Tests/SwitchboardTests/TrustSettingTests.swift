@@ -5,8 +5,8 @@ import Testing
 /// The trust types' parsing and rules, without a network: every bad input is a typed error, never a
 /// crash, and no input makes a setting weaker than it says.
 @Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")")) struct TrustSettingTests {
-    @Test func aPEMBundleGivesEveryCertificateInOrder() throws {
-        let lab = try TLSLab.materials()
+    @Test func aPEMBundleGivesEveryCertificateInOrder() async throws {
+        let lab = try await TLSLab.materials()
         let bundle = lab.caA.certificatePEM + Data("\nsome text between blocks\n".utf8) + lab.caB.certificatePEM
         let certificates = try TrustCertificate.certificates(pem: bundle)
         #expect(certificates == [try lab.caA.trustCertificate(), try lab.caB.trustCertificate()])
@@ -17,8 +17,8 @@ import Testing
         #expect(again == certificates[0])
     }
 
-    @Test func badPEMAndDERAreTypedErrors() throws {
-        let lab = try TLSLab.materials()
+    @Test func badPEMAndDERAreTypedErrors() async throws {
+        let lab = try await TLSLab.materials()
         let good = try lab.caA.trustCertificate()
         let bad: [(String, Data)] = [
             ("empty", Data()),
@@ -66,14 +66,14 @@ import Testing
         }
     }
 
-    @Test func aCertificatesPinIsOpenSSLs() throws {
-        let lab = try TLSLab.materials()
+    @Test func aCertificatesPinIsOpenSSLs() async throws {
+        let lab = try await TLSLab.materials()
         #expect(try lab.server.trustCertificate().publicKeyPin.base64 == lab.serverPin)
         #expect(try lab.serverOtherKey.trustCertificate().publicKeyPin.base64 == lab.otherKeyPin)
     }
 
-    @Test func aClientIdentityNeedsAPrivateKeyAndAnEncryptedKeysPassphrase() throws {
-        let lab = try TLSLab.materials()
+    @Test func aClientIdentityNeedsAPrivateKeyAndAnEncryptedKeysPassphrase() async throws {
+        let lab = try await TLSLab.materials()
         let certificate = try lab.client.trustCertificate()
         let identity = try ClientIdentity(certificate: certificate, privateKeyPEM: lab.client.keyPEM)
         // The description names the certificate's key, never the private key.
@@ -86,8 +86,8 @@ import Testing
         _ = try ClientIdentity(certificate: certificate, privateKeyPEM: encrypted, passphrase: "secret")
     }
 
-    @Test func hostPoliciesAreFoundWithoutCaseOrTrailingDotAndNoFurther() throws {
-        let lab = try TLSLab.materials()
+    @Test func hostPoliciesAreFoundWithoutCaseOrTrailingDotAndNoFurther() async throws {
+        let lab = try await TLSLab.materials()
         let pinned = TrustPolicy.pinnedPublicKeys([try PublicKeyPin(sha256Base64: lab.serverPin)])
         var trust = ServerTrust()
         trust["API.Example.com."] = pinned

@@ -278,7 +278,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
 
     @Test @MainActor func aMethodReferenceObserverReadsTheTypedValue() async throws {
         let server = try LoopbackServer.standard()
-        defer { server.stop() }
+        defer { server.stopInBackground() }
         let client = makeClient(server)
         let screen = UserScreen()
         client.addObserver(screen, for: GetTypedUser.self, calling: UserScreen.userChanged)

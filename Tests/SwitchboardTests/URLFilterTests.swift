@@ -75,7 +75,7 @@ import Testing
     @Test func cdnRequestsUseTheCDNURL() async throws {
         try await withServer { server in
             let cdn = try LoopbackServer.standard()
-            defer { cdn.stop() }
+            defer { cdn.stopInBackground() }
             let client = makeClient(server) { $0.cdnURL = cdn.baseURL }
             var request = Get("/images/1.jpg").with(\.responseFormat, .data)
             request.useCDN = true

@@ -45,17 +45,23 @@ final class MainActorListener {
 
 /// Waits (polling, bounded) until `condition` holds; returns whether it did.
 ///
+/// The polls back off, from 1 ms to 25 ms apart: the whole suite runs at once, and a hundred tests
+/// polling every 2 ms kept one of the concurrency pool's two threads busy with their wake-ups alone, so
+/// every other task (the library's own among them) waited seconds for a turn.
+///
 /// The bound is for a hang, not for slowness, so it counts only the time the process could run: a
-/// 2 ms poll that comes back after more than a quarter of a second was a process starved of CPU (a
-/// loaded 2-core machine, another build beside the tests: 20–40 s in which even a test of pure
-/// arithmetic did not finish), and counts as a quarter of a second. A send that hangs still fails the
-/// wait after `timeout` (scaled under sanitizers) of polls.
+/// poll that comes back after more than a quarter of a second was a process starved of CPU (a loaded
+/// 2-core machine, another build beside the tests: 20–40 s in which even a test of pure arithmetic did
+/// not finish), and counts as a quarter of a second. A send that hangs still fails the wait after
+/// `timeout` (scaled under sanitizers) of polls.
 func eventually(timeout: TimeInterval = 5, _ condition: @Sendable () async -> Bool) async -> Bool {
     var budget = timeout * timeScale
     var last = DispatchTime.now().uptimeNanoseconds
+    var pause: UInt64 = 1_000_000
     while budget > 0 {
         if await condition() { return true }
-        try? await Task.sleep(nanoseconds: 2_000_000)
+        try? await Task.sleep(nanoseconds: pause)
+        pause = min(pause * 2, 25_000_000)
         let now = DispatchTime.now().uptimeNanoseconds
         budget -= min(Double(now - last) / 1e9, 0.25)
         last = now

@@ -15,9 +15,11 @@ enum TLSLab {
         return nil
     }()
 
-    /// The certificates, made once per test process.
-    static func materials() throws -> Materials {
-        try made.get()
+    /// The certificates, made once per test process by `openssl`, on a thread of its own (``offPool(_:)``):
+    /// never on Swift's concurrency pool, whose threads (as many as cores) every test's `await`s and the
+    /// library's tasks share.
+    static func materials() async throws -> Materials {
+        try await offPool { try made.get() }
     }
 
     private static let made: Result<Materials, any Error> = Result {
@@ -156,7 +158,13 @@ enum TLSLab {
         return nil
     }()
 
-    /// Runs a shell command; its standard output, or an error with its output.
+    /// Runs a shell command on a thread of its own (``offPool(_:)``); its standard output, or an error.
+    @discardableResult
+    static func output(of command: String) async throws -> String {
+        try await offPool { try shell(command) }
+    }
+
+    /// Runs a shell command, blocking the caller (the lab's own set-up); its standard output, or an error.
     @discardableResult
     static func shell(_ command: String) throws -> String {
         let (status, output) = try ChildProcess.run("/bin/sh", ["-c", command])
@@ -172,8 +180,8 @@ enum TLSLab {
 
 /// HTTPS servers on 127.0.0.1, one per given certificate, each on its own port; they stop with
 /// ``stop()`` or when this process ends (they serve until their standard input closes).
-final class TLSServers {
-    struct Spec {
+final class TLSServers: Sendable {
+    struct Spec: Sendable {
         let pair: TLSLab.Pair
         /// The CA whose client certificates the server requires, or `nil` for none.
         var clientCA: TLSLab.Pair? = nil
@@ -185,7 +193,13 @@ final class TLSServers {
     let ports: [Int]
     private let process: ChildProcess
 
-    init(_ specs: [Spec]) throws {
+    /// Starts the servers on a thread of its own (``offPool(_:)``): Python's start-up is seconds on a
+    /// loaded machine, too long to hold one of the concurrency pool's threads.
+    static func start(_ specs: [Spec]) async throws -> TLSServers {
+        try await offPool { try TLSServers(specs) }
+    }
+
+    private init(_ specs: [Spec]) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Interop/tls_trust_server.py")
         let list: [[String: Any]] = specs.map { spec in
@@ -210,13 +224,22 @@ final class TLSServers {
         URL(string: "https://\(host):\(ports[index])\(path)")!
     }
 
+    /// Ends the servers; the process is reaped on a thread of its own, so a test's `defer` never blocks.
     func stop() {
-        try? process.input?.close()
-        process.terminate()
-        process.wait()
+        process.stopInBackground()
     }
 
     deinit {
         if process.isRunning { stop() }
+    }
+}
+
+extension ChildProcess {
+    /// Closes the child's input, sends it SIGTERM and reaps it on a thread of its own (``onOwnThread(_:)``):
+    /// returns at once, for a test's `defer` on a task's thread.
+    func stopInBackground() {
+        try? input?.close()
+        terminate()
+        onOwnThread { self.wait() }
     }
 }

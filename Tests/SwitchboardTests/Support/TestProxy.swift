@@ -4,7 +4,7 @@ import Switchboard
 
 /// The tests' HTTP proxy on 127.0.0.1 (`Tests/Interop/test_proxy.py`): forwards absolute-form
 /// requests, tunnels `CONNECT`, asks for Basic credentials when given some, and says what it saw.
-final class TestProxy {
+final class TestProxy: Sendable {
     struct Seen: Equatable {
         let method: String
         let target: String
@@ -14,8 +14,13 @@ final class TestProxy {
     let port: Int
     private let process: ChildProcess
 
-    /// A proxy; with `credentials`, it answers 407 to requests without them.
-    init(credentials: Credentials? = nil) throws {
+    /// A proxy, started on a thread of its own (``offPool(_:)``); with `credentials`, it answers 407 to
+    /// requests without them.
+    static func start(credentials: Credentials? = nil) async throws -> TestProxy {
+        try await offPool { try TestProxy(credentials: credentials) }
+    }
+
+    private init(credentials: Credentials?) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Interop/test_proxy.py")
         process = try ChildProcess("/usr/bin/env", ["python3", script.path] + (credentials.map { ["\($0.user):\($0.password)"] } ?? []), input: .pipe)
@@ -44,10 +49,9 @@ final class TestProxy {
         } ?? []
     }
 
+    /// Ends the proxy; the process is reaped on a thread of its own, so a test's `defer` never blocks.
     func stop() {
-        try? process.input?.close()
-        process.terminate()
-        process.wait()
+        process.stopInBackground()
     }
 
     deinit {

@@ -43,6 +43,15 @@ func stopOffPool(_ server: LoopbackServer) async {
     }
 }
 
+extension LoopbackServer {
+    /// Stops the server on a thread of its own and returns at once: for a test's `defer`, which can't
+    /// await, on a task's thread or the main actor, which must not block (`stop()` waits for the
+    /// server's threads to end).
+    func stopInBackground() {
+        onOwnThread { self.stop() }
+    }
+}
+
 /// Runs slow synchronous work (checksums of hundreds of MiB, big files) on a thread of its own: on
 /// Swift's cooperative pool (two threads here) it would hold up every other test's `await`s meanwhile,
 /// and on a global queue every other test's work there (see `onOwnThread`).
