@@ -5,7 +5,7 @@ import Testing
 
 /// Request bodies gzipped by zlib (loaded at run time): on when asked for, above a threshold, never
 /// over a body the request encodes itself, and failing closed.
-@Suite(hangGuard) struct BodyCompressionTests {
+@Suite(hangGuard, admission) struct BodyCompressionTests {
     /// A JSON body of `count` similar events: compressible, like real telemetry.
     struct PostEvents: Request {
         var count = 200

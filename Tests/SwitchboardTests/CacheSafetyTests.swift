@@ -12,7 +12,7 @@ import Testing
 /// cookies), by the body's bytes and by the fields `Vary` names; and a send never waits for the disk.
 /// `/counter/:key` answers a count that grows with every request and echoes `Authorization` and
 /// `Cookie`, so a stored answer shows as an old count and whose request it was.
-@Suite(hangGuard) struct CacheSafetyTests {
+@Suite(hangGuard, admission) struct CacheSafetyTests {
     struct Counted: Request {
         var key: String
         var policy: CachePolicy

@@ -12,7 +12,7 @@ import Testing
 /// over a read in flight, a logger may ask the cache anything, no password reaches the disk, a
 /// transport of the app's own keeps its cookies' requests out, a late disk read never replaces a newer
 /// entry, and no `Set-Cookie` is kept.
-@Suite(hangGuard) struct CacheStoreSafetyTests {
+@Suite(hangGuard, admission) struct CacheStoreSafetyTests {
     typealias Counted = CacheSafetyTests.Counted
     typealias Scratch = CacheSafetyTests.Scratch
     typealias HeldDisk = CacheSafetyTests.HeldDisk

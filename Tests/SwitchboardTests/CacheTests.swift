@@ -5,7 +5,7 @@ import Testing
 
 /// The response cache against the loopback server: `/counter/:key` answers a count that grows with
 /// every request, so a stored answer shows as an old count.
-@Suite(hangGuard) struct CacheTests {
+@Suite(hangGuard, admission) struct CacheTests {
     struct Counter: Request {
         var key: String
         var policy: CachePolicy?

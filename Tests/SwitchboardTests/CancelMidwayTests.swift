@@ -10,7 +10,7 @@ import Testing
 /// revalidation, and against a completion that is arriving at that moment. Each ends the send once,
 /// `cancelled` (or, once delivery has begun, with the outcome being delivered), and leaves nothing
 /// behind.
-@Suite(hangGuard) struct CancelMidwayTests {
+@Suite(hangGuard, admission) struct CancelMidwayTests {
     // MARK: Mid-upload
 
     @Test(arguments: TransportUnderTest.network) func aCancelMidUploadEndsOnceAndRemovesTheTemporaryBody(_ kind: TransportUnderTest) async throws {

@@ -8,7 +8,7 @@ import Testing
 private final class Screen: Sendable {}
 
 /// Cancelling by owner, by request type and all at once; the list of running sends.
-@Suite(hangGuard) struct CancellationScopeTests {
+@Suite(hangGuard, admission) struct CancellationScopeTests {
     @Test(arguments: TransportUnderTest.network) func aSendIsCancelledWhenItsOwnerIsDeallocated(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

@@ -8,7 +8,7 @@ import Testing
 /// known crash of FoundationNetworking (swift-corelibs-foundation#5285, fixed in Swift 6.4), which is
 /// recorded. Anything else — a hang, a success, another crash — fails the test. The libcurl
 /// transport survives them in this very process.
-@Suite(.serialized, hangGuard) struct ChildProcessFaultTests {
+@Suite(.serialized, hangGuard, admission) struct ChildProcessFaultTests {
     /// How a probe ended.
     struct Outcome {
         var output: String

@@ -4,7 +4,7 @@ import Testing
 
 /// The tests' own child processes (`ChildProcess`, `posix_spawn`): they end when told, inherit nothing
 /// of the test process's descriptors, and report how they ended.
-@Suite(hangGuard) struct ChildProcessTests {
+@Suite(hangGuard, admission) struct ChildProcessTests {
     /// Started from a pool thread, whose signal mask blocks SIGTERM: the child must not inherit it.
     @Test func aChildStartedFromThePoolEndsOnSIGTERM() async throws {
         let child = try await Task.detached { try ChildProcess("/bin/sleep", ["30"]) }.value

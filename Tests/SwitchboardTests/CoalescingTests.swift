@@ -25,7 +25,7 @@ struct Shared: Request {
 }
 
 /// Identical requests in flight at once make one transfer; each send keeps its own events.
-@Suite(hangGuard) struct CoalescingTests {
+@Suite(hangGuard, admission) struct CoalescingTests {
     @Test(arguments: TransportUnderTest.network) func hundredConcurrentIdenticalGetsMakeOneServerHitAndHundredTerminalEvents(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

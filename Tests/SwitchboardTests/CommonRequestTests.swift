@@ -7,7 +7,7 @@ import Testing
 @testable import Switchboard
 
 /// Seed 001's one-call common request.
-@Suite(hangGuard) struct CommonRequestTests {
+@Suite(hangGuard, admission) struct CommonRequestTests {
     /// Exactly seed 001's parameters (its key spelling included).
     static let seedParameters: JSON = ["type": "List", "City": "2", "lid": "31", "SortBy": "1", "Start": "0", "End": "3"]
 

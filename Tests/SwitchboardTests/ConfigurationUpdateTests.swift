@@ -10,7 +10,7 @@ import Testing
 
 /// Configuration that can't race: an atomic update that runs no user code under a lock, and transport
 /// settings that apply after the first send.
-@Suite(hangGuard) struct ConfigurationUpdateTests {
+@Suite(hangGuard, admission) struct ConfigurationUpdateTests {
     @Test func anUpdateMayReadTheConfigurationItChanges() async {
         let client = Dispatcher()
         // It used to run under the dispatcher's lock, so reading `configuration` inside it deadlocked.

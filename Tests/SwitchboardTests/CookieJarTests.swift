@@ -9,7 +9,7 @@ import Testing
 /// The cookie jar's rules, the same on every transport with a jar (``CookiePolicy/inMemory``): which
 /// response heads store cookies, which requests carry them. On Linux the URLSession transport keeps the
 /// jar itself; FoundationNetworking's own handling broke the first three.
-@Suite(hangGuard) struct CookieJarTests {
+@Suite(hangGuard, admission) struct CookieJarTests {
     static func request(_ url: URL, headers: [String: String] = [:], handlesCookies: Bool = true) -> TransportRequest {
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

@@ -8,7 +8,7 @@ import Testing
 
 #if canImport(Glibc)
 /// The libcurl transport's own edges: what it refuses to load, and what it refuses to send.
-@Suite(TransportUnderTest.curlOnly, hangGuard)
+@Suite(TransportUnderTest.curlOnly, hangGuard, admission)
 struct CurlTransportTests {
     @Test func aLibcurlOlderThan768IsRefusedWithItsVersionNamed() {
         #expect(CurlLibrary.refusal(version: "7.67.0", versionNumber: 0x07_43_00)?.description.contains("libcurl 7.67.0 is older than 7.68") == true)

@@ -26,7 +26,7 @@ final class SilentTransport: Transport {
 
 /// Deadlines are kept above the transport: a send ends in exactly one terminal event within about its
 /// deadline, whatever the transport and the server do.
-@Suite(hangGuard) struct DeadlineTests {
+@Suite(hangGuard, admission) struct DeadlineTests {
     @Test func aTransportThatNeverCallsBackStillEndsInTimedOut() async {
         let transport = SilentTransport()
         let client = Dispatcher(
@@ -177,7 +177,7 @@ final class SilentTransport: Transport {
 }
 
 /// What the deadline's and the dispatcher's ends leave behind.
-@Suite(hangGuard) struct DeadlineCleanupTests {
+@Suite(hangGuard, admission) struct DeadlineCleanupTests {
     @Test func aSendThatEndsAfterItsDispatcherWasReleasedLeavesNothingRunning() async {
         let weakTransport = WeakBox<SilentTransport>()
         let result = Box<Result<Response<Get>, NetworkError>?>(nil)
@@ -229,7 +229,7 @@ final class WeakBox<T: AnyObject & Sendable>: Sendable {
 /// No wake-ups while waiting: the deadline sweeper's one timer is set for the earliest deadline, so a
 /// send that waits long for its answer (a download's 24 h, a slow server) wakes nothing meanwhile; the
 /// deadline still fires on time.
-@Suite(hangGuard) struct DeadlineTimerTests {
+@Suite(hangGuard, admission) struct DeadlineTimerTests {
     @Test(arguments: TransportUnderTest.network) func aSendWaitingForItsAnswerWakesNothingUntilItsDeadline(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let arrived = Box(false)

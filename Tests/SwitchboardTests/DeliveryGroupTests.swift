@@ -8,7 +8,7 @@ import Testing
 /// runs among them. The groups are compared by object identity, and on Linux `DispatchQueue.main` and
 /// `DispatchQueue.global()` are a new object at each call: on Apple platforms the first two tests
 /// pass whether or not the library accounts for that.
-@Suite(hangGuard) struct DeliveryGroupTests {
+@Suite(hangGuard, admission) struct DeliveryGroupTests {
     /// Every main-queue observer of a type is in one group, whichever `DispatchQueue.main` object it came
     /// with, and `.main`'s queue is that group's, so that a send's closure on `.main` can join the block.
     @Test func mainQueueObserversShareOneGroupWithTheMainCallbackQueue() {

@@ -8,7 +8,7 @@ import Testing
 @testable import Demo
 
 /// Runs the demo's scenarios (the same code `swift run Demo` runs) and checks the transcript.
-@Suite(hangGuard) struct DemoTests {
+@Suite(hangGuard, admission) struct DemoTests {
     @Test func everyDemoScenarioBehavesAsDescribed() async throws {
         try await withServer { server in
             let transcript = Transcript(echo: false)

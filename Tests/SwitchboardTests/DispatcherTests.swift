@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct DispatcherTests {
+@Suite(hangGuard, admission) struct DispatcherTests {
     @Test(arguments: TransportUnderTest.network) func cancelDeliversCancelledOnceToObserversAndClosure(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

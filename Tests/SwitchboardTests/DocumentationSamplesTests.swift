@@ -10,7 +10,7 @@ import Testing
 /// the sanitizer runs (several minutes of compiling, one document at a time) leave them out.
 private let compilesSamples = !runsUnderThreadSanitizer && !runsUnderAddressSanitizer
 
-@Suite(hangGuard) struct DocumentationSamplesTests {
+@Suite(hangGuard, admission) struct DocumentationSamplesTests {
     @Test(.enabled(if: compilesSamples), arguments: DocumentSamples.documentPaths)
     func samplesCompile(_ path: String) async throws {
         let document = try DocumentSamples(path: path)

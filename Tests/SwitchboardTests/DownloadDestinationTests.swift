@@ -8,7 +8,7 @@ import Testing
 
 /// Where a download lands (issue 24, point 1): a name from the network never leaves its folder, and
 /// nothing is deleted unless the app asked. On both network transports.
-@Suite(hangGuard) struct DownloadDestinationTests {
+@Suite(hangGuard, admission) struct DownloadDestinationTests {
     typealias Folders = DownloadTests.Folders
 
     /// Names a hostile server could put in a URL's last path component (as sent, percent-encoded).

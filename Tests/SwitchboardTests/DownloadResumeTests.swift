@@ -9,7 +9,7 @@ import Testing
 /// Resumes never splice two versions (issue 24, point 2; RFC 9110 §13.1.5, §14): `Accept-Encoding:
 /// identity`, which validator `If-Range` carries, and the named outcome of every answer that can't be
 /// appended. On both network transports.
-@Suite(hangGuard) struct DownloadResumeTests {
+@Suite(hangGuard, admission) struct DownloadResumeTests {
     typealias Folders = DownloadTests.Folders
 
     /// A 2 MiB file at `/files/big.bin` whose first download is cut off at 700,000 bytes.

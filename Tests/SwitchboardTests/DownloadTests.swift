@@ -5,7 +5,7 @@ import Testing
 
 /// Downloads to a file: progress, resuming with `Range`/`If-Range` after an abort, a changed file, a
 /// server that ignores ranges, 416, pause and resume, and the partial files left (none after success).
-@Suite(hangGuard) struct DownloadTests {
+@Suite(hangGuard, admission) struct DownloadTests {
     /// A fresh folder for destinations and one for partial downloads.
     struct Folders {
         let root: URL

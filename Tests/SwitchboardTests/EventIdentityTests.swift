@@ -9,7 +9,7 @@ import Testing
 
 /// Events a user can act on: which send they belong to, how many attempts a failure took, the
 /// documented order in every race, and content types as browsers read them.
-@Suite(hangGuard) struct EventIdentityTests {
+@Suite(hangGuard, admission) struct EventIdentityTests {
     @Test(arguments: TransportUnderTest.network) func everyEventAndResponseCarriesItsSendsID(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

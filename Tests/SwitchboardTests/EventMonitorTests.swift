@@ -47,7 +47,7 @@ final class CallRecorder: EventMonitor {
 }
 
 /// One protocol follows a send through its life; logging and accessories are monitors like any other.
-@Suite(hangGuard) struct EventMonitorTests {
+@Suite(hangGuard, admission) struct EventMonitorTests {
     @Test(arguments: TransportUnderTest.network) func aSuccessfulSendIsFollowedStepByStepWithOneContext(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let monitor = CallRecorder()

@@ -5,7 +5,7 @@ import SwitchboardTesting
 import Testing
 
 /// Streams per request type and the bus of all requests.
-@Suite(hangGuard) struct EventStreamTests {
+@Suite(hangGuard, admission) struct EventStreamTests {
     private func stubbedClient(delay: TimeInterval = 0) -> (StubTransport, Dispatcher) {
         let stub = StubTransport()
         stub.on(Ping.self, answer: .json(["ping": true], delay: delay))

@@ -7,7 +7,7 @@ import Testing
 /// One event reaching many observers while they change: the order they hear it in, observers removed,
 /// deallocated or added in the middle of a fan-out, a `deinit` that calls back into the registry, and
 /// the all-requests stream while streams come and go. Real sends, on both transports.
-@Suite(hangGuard) struct FanOutTests {
+@Suite(hangGuard, admission) struct FanOutTests {
     /// An observer that writes its number into a shared log.
     final class Numbered: Sendable {
         let number: Int

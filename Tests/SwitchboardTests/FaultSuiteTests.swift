@@ -57,7 +57,7 @@ struct Fault: Sendable, CustomStringConvertible {
 /// The fault suite: a misbehaving server (the loopback server's raw answers), a case per misbehaviour,
 /// each ending in a specific typed error (or success where that is right) within a bounded time, with
 /// exactly one terminal event. RELIABILITY.md lists them with their outcomes.
-@Suite(hangGuard) struct FaultSuiteTests {
+@Suite(hangGuard, admission) struct FaultSuiteTests {
     static func raw(_ text: String) -> ServerResponse.Body { .raw(Data(text.utf8)) }
     static let json = "Content-Type: application/json\r\n"
 

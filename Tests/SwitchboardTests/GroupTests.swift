@@ -4,7 +4,7 @@ import Switchboard
 import Testing
 
 /// Batches, chains and graphs against the loopback server.
-@Suite(hangGuard) struct BatchTests {
+@Suite(hangGuard, admission) struct BatchTests {
     /// A request type of its own per test, so observers don't see other tests' members.
     struct Slow: Request {
         let ms: Int
@@ -260,7 +260,7 @@ import Testing
     }
 }
 
-@Suite(hangGuard) struct ChainTests {
+@Suite(hangGuard, admission) struct ChainTests {
     struct Register: Request {
         var method: HTTPMethod { .post }
         var path: String { "/register" }
@@ -334,7 +334,7 @@ import Testing
     }
 }
 
-@Suite(hangGuard) struct RequestGraphTests {
+@Suite(hangGuard, admission) struct RequestGraphTests {
     @Test(arguments: TransportUnderTest.network) func aDiamondRunsInDependencyOrderWithTheMiddleInParallel(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let graph = RequestGraph(dispatcher: makeClient(server, on: kind))
@@ -415,7 +415,7 @@ import Testing
 
 /// The review's cases: a stop before the start, a cancelled task, a node added late, what an ended
 /// group lets go of.
-@Suite(hangGuard) struct GroupEdgeTests {
+@Suite(hangGuard, admission) struct GroupEdgeTests {
     @Test(arguments: TransportUnderTest.network) func aGroupStoppedBeforeItStartsOrRunFromACancelledTaskSendsNothing(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct HeaderAndAdapterTests {
+@Suite(hangGuard, admission) struct HeaderAndAdapterTests {
     @Test(arguments: TransportUnderTest.network) func defaultHeadersMergeWithTheRequestsAndTheRequestWins(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.defaultHeaders = ["X-App": "demo", "X-Mode": "default"] }

@@ -10,7 +10,7 @@ import Testing
 /// (`switchboard-probe race`), where holding that queue for seconds stalls nobody else's transfers.
 /// The libcurl transport takes it in this process. On both, the other send's deadline holds: it ends
 /// `timedOut` about half a second in, never after the flood, and the flood ends in a typed outcome.
-@Suite(.serialized, hangGuard) struct HeaderFloodTests {
+@Suite(.serialized, hangGuard, admission) struct HeaderFloodTests {
     static let fields = 10_000
 
     /// `/flood`: 200 with `fields` header fields; `/never`: no answer.

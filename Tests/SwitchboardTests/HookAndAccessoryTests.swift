@@ -32,7 +32,7 @@ final class OrderRecorder: RequestAccessory, ResponseHook {
     func note(_ step: String) { record(step) }
 }
 
-@Suite(hangGuard) struct HookAndAccessoryTests {
+@Suite(hangGuard, admission) struct HookAndAccessoryTests {
     @Test(arguments: TransportUnderTest.network) func bodyLevelErrorCodeBecomesATypedFailureKeepingCodeAndMessage(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }

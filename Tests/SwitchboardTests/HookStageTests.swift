@@ -7,7 +7,7 @@ import Testing
 /// retry decision and the cache, so a response a hook rejects is a failed attempt, never stored.
 /// (Until the pipeline was split into stages, hooks ran once on the final result, after the cache had
 /// stored the response: both tests below failed then.)
-@Suite(hangGuard) struct HookStageTests {
+@Suite(hangGuard, admission) struct HookStageTests {
     struct Counter: Request {
         var key: String
         var path: String { "/counter/\(key)" }

@@ -9,7 +9,7 @@ import Testing
 
 /// Bad input and hostile servers: each ends in a specific typed error within a bounded time, with
 /// nothing sent for a request that can't be sent safely.
-@Suite(hangGuard) struct HostileInputTests {
+@Suite(hangGuard, admission) struct HostileInputTests {
     struct Method: Request {
         var method: HTTPMethod
         var path: String { "/echo" }
@@ -162,7 +162,7 @@ import Testing
 }
 
 /// What fuzzing found (Tests/Fuzz), kept as regressions.
-@Suite(hangGuard) struct FuzzFindingTests {
+@Suite(hangGuard, admission) struct FuzzFindingTests {
     @Test func aNonASCIIRetryAfterNeitherTrapsNorRetries() async throws {
         #expect(RetryPolicy.parseRetryAfter("W\u{301}") == nil)
         #expect(RetryPolicy.parseRetryAfter("Wed\u{301}, 21 Oct 2015 07:28:00 GMT") == nil)

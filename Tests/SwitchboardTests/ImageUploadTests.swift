@@ -5,7 +5,7 @@ import Testing
 
 /// The multi-image upload: one field name, parameters as fields, names from the date and the index,
 /// each image's own MIME type, and the bad inputs (an empty array, an element that isn't an image).
-@Suite(hangGuard) struct ImageUploadTests {
+@Suite(hangGuard, admission) struct ImageUploadTests {
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xDB]) + Data(repeating: 1, count: 1000)
     static let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(repeating: 2, count: 2000)
     static let webp = Data("RIFF".utf8) + Data([0, 0, 0, 0]) + Data("WEBPVP8 ".utf8) + Data(repeating: 3, count: 500)

@@ -10,7 +10,7 @@ import Testing
 
 /// The async interceptor chain: tokens fetched and refreshed on 401 (once for concurrent 401s, each
 /// request retried once), retriers, and cancels and deadlines while an interceptor suspends.
-@Suite(hangGuard) struct InterceptorTests {
+@Suite(hangGuard, admission) struct InterceptorTests {
     /// Installs `/secure`, which answers 200 only to `Authorization: Bearer <valid>`, else 401.
     static func installSecure(on server: LoopbackServer, valid: Box<String>, seen: Box<[String]>) {
         server.route(nil, "/secure") { request in
@@ -288,7 +288,7 @@ import Testing
 }
 
 /// Interceptors that never finish can't hold a send past its deadline or a cancel.
-@Suite(hangGuard) struct InterceptorBoundsTests {
+@Suite(hangGuard, admission) struct InterceptorBoundsTests {
     /// Retries by sleeping until cancelled, then says retry.
     struct Stubborn: RequestInterceptor {
         /// How many decisions were asked for: what a test waits for before it cancels.

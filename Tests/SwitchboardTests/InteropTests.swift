@@ -15,7 +15,7 @@ let httpbinURL: URL? = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMa
 /// (`.ci/run` runs the suites both ways).
 let interopTransport: TransportFactory = ProcessInfo.processInfo.environment["SWITCHBOARD_INTEROP_TRANSPORT"] == "curl" ? .curl : .urlSession
 
-@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), hangGuard)
+@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), hangGuard, admission)
 struct InteropTests {
     static var baseURL: URL? { httpbinURL }
 

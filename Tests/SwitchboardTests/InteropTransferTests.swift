@@ -7,7 +7,7 @@ import Testing
 
 /// Uploads and downloads against httpbin: our multipart layout as another server parses it, and a
 /// download resumed with `Range`/`If-Range` from httpbin's `/range` endpoint.
-@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), hangGuard)
+@Suite(.enabled(if: httpbinURL != nil, "set HTTPBIN_URL to an httpbin server to run the interop suite"), hangGuard, admission)
 struct InteropTransferTests {
     struct Post: Request {
         var form: MultipartFormData

@@ -9,7 +9,7 @@ import Testing
 /// Secrets in the places the first redaction rules missed: multipart fields, the debug log's
 /// `parameters:` line, OAuth's short names, JSON Web Tokens under any name, and an undecodable body's
 /// snippet. Through the public API: `cURLDescription(for:)`, the debug log, an error's description.
-@Suite(hangGuard) struct LogLeakTests {
+@Suite(hangGuard, admission) struct LogLeakTests {
     /// A JSON Web Token (header `{"alg":"HS256","typ":"JWT"}`), unique to this suite.
     static let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJsZWFrLXRlc3QifQ.c2lnbmF0dXJlLWxlYWs"
 

@@ -13,7 +13,7 @@ final class CapturingLogger: NetworkLogger {
     var text: String { records.value.map(\.message).joined(separator: "\n") }
 }
 
-@Suite(hangGuard) struct LoggingTests {
+@Suite(hangGuard, admission) struct LoggingTests {
     @Test(arguments: TransportUnderTest.network) func debugModeLogsMethodURLParametersStatusDurationAndBodyPreview(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let logger = CapturingLogger()

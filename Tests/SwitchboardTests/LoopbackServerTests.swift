@@ -15,7 +15,7 @@ import Glibc
 
 // Serialized: several of these tests block on raw sockets, and two at once would occupy both threads of
 // the cooperative pool on a two-core machine, stalling every other suite.
-@Suite("LoopbackServer", .serialized, hangGuard)
+@Suite("LoopbackServer", .serialized, hangGuard, admission)
 struct LoopbackServerTests {
     // MARK: - Connection handling
 

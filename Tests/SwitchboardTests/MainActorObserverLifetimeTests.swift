@@ -13,7 +13,7 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
 
 /// A main-actor observer dies on the main actor: the registry never loads its weak reference off the
 /// main thread (the strong reference a load makes could be the last one, and `deinit` would run there).
-@Suite(hangGuard) struct MainActorObserverLifetimeTests {
+@Suite(hangGuard, admission) struct MainActorObserverLifetimeTests {
     /// Records, in its test's box, whether its `deinit` ran on the main queue.
     @MainActor final class MortalObserver {
         let deaths: Box<[Bool]>
@@ -26,14 +26,16 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
         let dispatcher = Dispatcher()
         let stop = Box(false)
         // A thread asks the registry for the type's observers again and again (counting asks every
-        // entry's liveness), with a 0.1 ms pause between asks: several asks per round, without taking a
-        // whole core from the rest of the suite (a loop without a pause held one for 20 s on a loaded
-        // two-core machine). A race: this catches a load off the main queue only now and then; the
-        // test below catches it every time.
+        // entry's liveness), pausing 0.1 ms after every 100 asks: still many asks per round, without
+        // taking a whole core from the rest of the suite (a loop without a pause held one for 20 s on
+        // a loaded two-core machine). A race: this catches a load off the main queue only now and
+        // then; the test below catches it every time.
         let counting = Thread {
+            var asked = 0
             while !stop.value {
                 _ = dispatcher.observerCount(for: Get.self)
-                usleep(100)
+                asked += 1
+                if asked % 100 == 0 { usleep(100) }
             }
         }
         counting.start()

@@ -6,7 +6,7 @@ import Testing
 
 /// Multipart bodies, checked byte for byte by the loopback server's streaming parser (`/upload/echo`:
 /// each part's name, file name, type, size and checksum).
-@Suite(hangGuard) struct MultipartTests {
+@Suite(hangGuard, admission) struct MultipartTests {
     struct Upload: Request {
         var path = "/upload/echo"
         var method: HTTPMethod = .post
@@ -321,7 +321,7 @@ import Testing
 }
 
 /// A server that refuses an upload while it is still being sent.
-@Suite(hangGuard) struct UploadRefusedTests {
+@Suite(hangGuard, admission) struct UploadRefusedTests {
     @Test(arguments: TransportUnderTest.network) func a413WhileTheBodyIsStillSendingEndsOnceWithTheStatusAndItsBody(_ kind: TransportUnderTest) async throws {
         let directory = try MultipartTests.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -7,7 +7,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct ObserverRegistryTests {
+@Suite(hangGuard, admission) struct ObserverRegistryTests {
     /// A succeeded event for `Ping` without the network (registry-level tests).
     nonisolated static func succeeded(_ n: Int = 0) -> RequestEvent<Ping> {
         let url = URL(string: "http://127.0.0.1/echo")!

@@ -10,7 +10,7 @@ import LoopbackServer
 /// The observer API under Swift 6 data-race checking: what must not compile, what must compile
 /// cleanly, and where callbacks run.
 // Serialized: each check runs the compiler, and eight at once would starve the rest of the suite.
-@Suite(.serialized, hangGuard) struct ObserverSoundnessTests {
+@Suite(.serialized, hangGuard, admission) struct ObserverSoundnessTests {
     /// Declarations every snippet shares: a request, a main-actor view model, a plain class with a
     /// mutable counter, a thread-safe class and an actor.
     static let prelude = """
@@ -188,7 +188,7 @@ private let mainKey = DispatchSpecificKey<String>()
 
 /// Module-qualified names: an app with its own `Request`, `Response`, `JSON` and `Configuration`
 /// still names Switchboard's.
-@Suite(ObserverSoundnessTests.typeChecks, hangGuard) struct QualifiedNameTests {
+@Suite(ObserverSoundnessTests.typeChecks, hangGuard, admission) struct QualifiedNameTests {
     @Test func switchboardsTypesQualifyInAnAppWithTypesOfTheSameNames() async throws {
         let outcome = try await TypeChecker.check(
             """

@@ -6,7 +6,7 @@ import Testing
 /// Proxies on the libcurl transport, against the tests' own proxy on 127.0.0.1: http forwarded,
 /// https tunnelled, credentials sent and never logged, bypasses, a dead proxy; and the URLSession
 /// transport refusing what it can't apply.
-@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard, admission)
 struct ProxyTests {
     func client(_ server: LoopbackServer, _ proxy: ProxySetting, logger: CapturingLogger? = nil) -> Dispatcher {
         makeClient(server) {
@@ -171,7 +171,7 @@ struct ProxyTests {
 /// The environment's variables, as the libcurl transport reads them in a process of its own (the
 /// probe, with an environment the test sets): `http_proxy` is used, `HTTP_PROXY` never, `no_proxy`
 /// bypasses, libcurl reads nothing on its own.
-@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard, admission)
 struct ProxyEnvironmentProcessTests {
     /// The probe's answer; run on a thread of its own (``offPool(_:)``), not on a task's.
     func probe(_ url: URL, environment: [String: String], proxy: String = "environment") async throws -> String {
@@ -291,7 +291,7 @@ struct ProxyEnvironmentProcessTests {
 }
 
 /// The URLSession transport sends nothing under a proxy setting it can't apply.
-@Suite(hangGuard) struct URLSessionProxyTests {
+@Suite(hangGuard, admission) struct URLSessionProxyTests {
     @Test func anExplicitProxyFailsEverySendAndNothingIsSent() async throws {
         try await withServer { server in
             let dispatcher = makeClient(server) {

@@ -6,7 +6,7 @@ import Testing
 /// What each public default means, pinned: a release that changes one must change this test, and say
 /// so in CHANGELOG's "Breaking" (two defaults changed silently before: `Request.retryPolicy` moved, and
 /// `acceptingContentTypes([])` flipped from any to none).
-@Suite(hangGuard) struct PublicDefaultsTests {
+@Suite(hangGuard, admission) struct PublicDefaultsTests {
     struct Plain: Request { var path: String { "/echo" } }
     struct Posting: Request {
         var method: HTTPMethod { .post }

@@ -8,7 +8,7 @@ import Testing
 
 /// Secrets in every position a request can carry them, through every log mode and the cURL
 /// description: none of their values may appear in anything printed.
-@Suite(hangGuard) struct RedactionTests {
+@Suite(hangGuard, admission) struct RedactionTests {
     /// Secret values, each unique so a leak names its position.
     static let secrets = [
         "sk_live_123", "tok_456", "hunter2", "k789", "sess_901", "sig_234", "cred_567", "pw_890", "pin_4321",

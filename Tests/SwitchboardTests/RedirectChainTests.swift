@@ -19,7 +19,7 @@ struct Hop: Sendable, Equatable, CustomStringConvertible {
 
 /// Redirect chains hop by hop, checked against RFC 9110 §15.4 and what browsers do: each hop is built
 /// from the hop before it, and credentials never cross an origin.
-@Suite(hangGuard) struct RedirectChainTests {
+@Suite(hangGuard, admission) struct RedirectChainTests {
     /// Installs `/chain?steps=302,307x,…&i=N`: answers step N with its status and a Location to step
     /// N+1 (`x`: on `localhost`, another origin; `o`: back on 127.0.0.1), and the last step with 200.
     /// Records every hop; `cookie` steps (`c`) also set a cookie.

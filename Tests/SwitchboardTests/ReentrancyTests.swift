@@ -12,7 +12,7 @@ import Testing
 /// that races a task's completion there is a `fatalError` ("Trying to access a behaviour for a task
 /// that in not in the registry"). A delegate running inline on FoundationNetworking's work queue, tried
 /// for speed, crashed this suite in 6 of 12 runs; see docs/perf-log.md.
-@Suite(hangGuard) struct ReentrancyTests {
+@Suite(hangGuard, admission) struct ReentrancyTests {
     @Test(arguments: TransportUnderTest.network) func immediateCallbacksMaySendAndCancel(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind)

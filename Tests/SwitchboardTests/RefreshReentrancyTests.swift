@@ -8,7 +8,7 @@ import Testing
 /// it, from its own task, a child task, and the completion closures of sends made there; a 401 to
 /// one of them fails the refresh (no loop). Without that rule each of these tests waited for the
 /// refresh's own send and failed (after the 30 s refreshTimeout).
-@Suite(hangGuard) struct RefreshReentrancyTests {
+@Suite(hangGuard, admission) struct RefreshReentrancyTests {
     struct Me: Request {
         /// Told apart in the query, so that two sends aren't coalesced into one.
         var n = 0

@@ -19,7 +19,7 @@ struct BlockingHook: ResponseHook {
 
 /// A raw body that keeps the base URL, filters and default headers; cookies as a documented setting;
 /// user work off the transport's queue.
-@Suite(hangGuard) struct RequestBodyAndCookieTests {
+@Suite(hangGuard, admission) struct RequestBodyAndCookieTests {
     struct PutAvatar: Request {
         var body: RequestBody?
         var parameterEncoding: ParameterEncoding? = nil
@@ -117,7 +117,7 @@ struct BlockingHook: ResponseHook {
 
 /// Where a large body is decoded: not on the transport's serial queue, which every other transfer's
 /// callbacks share.
-@Suite(hangGuard) struct DecodingQueueTests {
+@Suite(hangGuard, admission) struct DecodingQueueTests {
     @Test func aLargeBodyIsDecodedOffTheTransportQueueAndASmallOneStaysInline() async throws {
         try await withServer { server in
             let transport = URLSessionTransport()

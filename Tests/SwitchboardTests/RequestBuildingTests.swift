@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite(hangGuard) struct RequestBuildingTests {
+@Suite(hangGuard, admission) struct RequestBuildingTests {
     // MARK: Base URL + path
 
     @Test func aRememberedJoinGivesTheSameURLsAsAFreshOne() throws {

@@ -9,7 +9,7 @@ import Testing
 /// What goes on the wire for a body, or its absence, is the same on every transport (issue 27's
 /// review): the made-up `Content-Type`, a GET or HEAD with a body, hand-set framing headers, trailers
 /// after a redirect's head, the default `User-Agent`'s app name.
-@Suite(hangGuard) struct RequestFramingParityTests {
+@Suite(hangGuard, admission) struct RequestFramingParityTests {
     static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:]) -> URLRequest {
         TransportConformanceTests.request(url, method: method, headers: headers)
     }

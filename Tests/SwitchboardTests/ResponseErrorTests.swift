@@ -7,7 +7,7 @@ import Testing
 @testable import Switchboard
 
 /// Every bad answer becomes a typed error that keeps what the caller needs.
-@Suite(hangGuard) struct ResponseErrorTests {
+@Suite(hangGuard, admission) struct ResponseErrorTests {
     struct UserEnvelope: Decodable, Equatable {
         struct User: Decodable, Equatable { let id: String; let name: String; let level: Int }
         let user: User

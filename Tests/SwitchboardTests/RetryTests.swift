@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct RetryTests {
+@Suite(hangGuard, admission) struct RetryTests {
     static let fast = RetryPolicy(maximumAttempts: 3, initialDelay: 0.01, maximumDelay: 0.05)
 
     @Test(arguments: TransportUnderTest.network) func aFlakyGETSucceedsOnAttempt3WithOneTerminalEvent(_ kind: TransportUnderTest) async throws {
@@ -137,7 +137,7 @@ import Testing
 
 /// Retries and the request adapters: adapters run for every attempt; a cancel during a retry wait ends
 /// the send at once and lets it go.
-@Suite(hangGuard) struct RetryAdapterTests {
+@Suite(hangGuard, admission) struct RetryAdapterTests {
     /// A value whose lifetime shows whether the send that holds it was released.
     final class Canary: Sendable {}
 

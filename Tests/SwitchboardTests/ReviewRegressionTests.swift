@@ -41,7 +41,7 @@ struct CustomWithCredentials: Request {
     func makeURLRequest(baseURL: URL?) throws -> URLRequest? { URLRequest(url: url) }
 }
 
-@Suite(hangGuard) struct ReviewRegressionTests {
+@Suite(hangGuard, admission) struct ReviewRegressionTests {
     @Test(arguments: TransportUnderTest.network) func noProgressEventFollowsTheTerminalEventWhenCancelledMidTransfer(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             for _ in 0..<3 {

@@ -8,7 +8,7 @@ import Testing
 /// goes away while the transport ignores the cancel, owners and observers that must die on the main
 /// actor, a completion that runs before the send leaves the in-flight table, a late replaying
 /// subscriber, a cancel from an observer of `cached`.
-@Suite(hangGuard) struct SendLifetimeTests {
+@Suite(hangGuard, admission) struct SendLifetimeTests {
     /// An owner whose `deinit` records whether it ran on the main queue.
     final class MortalOwner: Sendable {
         let deaths: Box<[Bool]>

@@ -7,7 +7,7 @@ import SwitchboardTesting
 import Testing
 
 /// The helpers app developers use to test their observers without a network.
-@Suite(hangGuard) struct SwitchboardTestingTests {
+@Suite(hangGuard, admission) struct SwitchboardTestingTests {
     func client(_ stub: StubTransport) -> Dispatcher {
         Dispatcher(
             configuration: Configuration {
@@ -101,7 +101,7 @@ struct GetProfile: Request {
 }
 
 /// The helpers used the way an app developer would: a profile screen tested end to end, without a network.
-@Suite(hangGuard) struct ProfileScreenTests {
+@Suite(hangGuard, admission) struct ProfileScreenTests {
     @MainActor @Test func theScreenShowsTheNameFromTheStubbedResponse() async throws {
         let stub = StubTransport()
         stub.on(GetProfile.self) { request, _ in .json(["user": ["name": .string("Ada \(request.id)")]]) }
@@ -168,7 +168,7 @@ struct GetProfile: Request {
 }
 
 /// The stub's rules, recording and waits.
-@Suite(hangGuard) struct StubRuleTests {
+@Suite(hangGuard, admission) struct StubRuleTests {
     @Test func newestMatchingRuleWinsAndUnmatchedRequestsFailClearly() async {
         let stub = StubTransport()
         stub.on("/**", answer: .status(404))

@@ -17,7 +17,7 @@ let httpsCAFile: URL? = ProcessInfo.processInfo.environment["HTTPS_CA_FILE"].map
 /// TLS with a private CA trusted through a policy, HTTP/2 when the server offers it (one connection
 /// for concurrent sends), and content codings, on the libcurl transport; the system's trust refusing
 /// that CA, on both.
-@Suite(.enabled(if: httpsURL != nil, "set HTTPS_URL to run the TLS interop suite (.ci/run does)"), hangGuard)
+@Suite(.enabled(if: httpsURL != nil, "set HTTPS_URL to run the TLS interop suite (.ci/run does)"), hangGuard, admission)
 struct TLSInteropTests {
     /// A libcurl client trusting the server's CA through ``Configuration/serverTrust``.
     func client() throws -> Dispatcher {

@@ -9,7 +9,7 @@ import Testing
 /// its bookkeeping grows with every allocation, so the figure means nothing there, and moving and
 /// checking half a GiB through instrumented code takes the CPU from every other test for a minute
 /// (their time bounds then fail). The bytes are checked byte for byte by the other transfer suites.
-@Suite(.serialized, .enabled(if: !(runsUnderThreadSanitizer || runsUnderAddressSanitizer), "memory figures mean nothing under a sanitizer"), hangGuard)
+@Suite(.serialized, .enabled(if: !(runsUnderThreadSanitizer || runsUnderAddressSanitizer), "memory figures mean nothing under a sanitizer"), hangGuard, admission)
 struct TransferMemoryTests {
     static let limitKiB = 64 << 10
 

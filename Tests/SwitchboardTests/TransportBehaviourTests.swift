@@ -9,7 +9,7 @@ import Testing
 
 /// What every network transport does alike beyond the rules: content decoding, the idle timeout,
 /// connection reuse, deadlines through a dispatcher, cancels from many threads, many transfers at once.
-@Suite(hangGuard) struct TransportBehaviourTests {
+@Suite(hangGuard, admission) struct TransportBehaviourTests {
     @Test(arguments: TransportUnderTest.network) func aGzipBodyArrivesDecoded(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let record = await transfer(kind.make([server]), TransportRequest(URLRequest(url: server.url("/gzip"))))

@@ -10,13 +10,15 @@ import Testing
 /// The transport contract and the transport-independent rules (redirects, challenges, size limits,
 /// the head before the body, bodies from files and streams, file destinations), each tested once and
 /// run against every transport the package has.
-@Suite(hangGuard) struct TransportConformanceTests {
+@Suite(hangGuard, admission) struct TransportConformanceTests {
     static let kinds = TransportUnderTest.allCases
 
     /// The `/bytes/:n` pattern: byte i is i mod 256.
-    /// The bytes `range.lowerBound % 256`, … up to `range.upperBound`: built from whole cycles, since a
-    /// byte-by-byte map takes tens of milliseconds of a debug build's CPU on a task's thread.
+    /// The byte at each position of `range` is the position modulo 256 (`range` from 0 up): built from
+    /// slices of one cycle, since a byte-by-byte map takes tens of milliseconds of a debug build's CPU
+    /// on a task's thread.
     static func pattern(_ range: Range<Int>) -> Data {
+        precondition(range.lowerBound >= 0, "positions start at 0")
         var data = Data(capacity: range.count)
         var next = range.lowerBound
         while next < range.upperBound {
@@ -376,7 +378,7 @@ extension NetworkError {
 
 /// Uploads and downloads through a ``Dispatcher`` on each transport: a multipart body assembled in a
 /// temporary file, and a download cut off, then resumed with `Range`/`If-Range`, with its progress.
-@Suite(hangGuard) struct TransferConformanceTests {
+@Suite(hangGuard, admission) struct TransferConformanceTests {
     struct Upload: Request {
         let form: MultipartFormData
         var method: HTTPMethod { .post }

@@ -7,7 +7,7 @@ import Testing
 @testable import Switchboard
 
 /// One test per trap of URLSession on Linux (shared/linux-foundation.md), against the loopback server.
-@Suite(hangGuard) struct TransportTrapTests {
+@Suite(hangGuard, admission) struct TransportTrapTests {
     @Test(arguments: TransportUnderTest.network) func bodiesStayIntactUnderConcurrency(_ kind: TransportUnderTest) async throws {
         // Trap: a concurrent delegate queue garbles reassembled bodies. The session's queue is serial.
         try await withServer { server in

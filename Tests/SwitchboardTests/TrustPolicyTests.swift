@@ -6,7 +6,7 @@ import Testing
 /// Seed 001's security policy on the libcurl transport, against HTTPS servers presenting certificates
 /// made for the test (``TLSLab``): none of them is in the machine's trust store, so each is trusted
 /// only through a policy, as an app would trust its private CA.
-@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
+@Suite(TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard, admission)
 struct TrustPolicyTests {
     /// A dispatcher on the libcurl transport with `trust`.
     func client(_ trust: ServerTrust) -> Dispatcher {
@@ -263,7 +263,7 @@ struct TrustPolicyTests {
 }
 
 /// Trust settings that can't be applied are refused before anything is sent, on both transports.
-@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
+@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard, admission)
 struct TrustPolicyRefusalTests {
     /// Sends once with `trust` on `kind` and returns the error; the server must have seen nothing.
     func refusal(_ kind: TransportUnderTest, _ trust: ServerTrust) async throws -> NetworkError? {
@@ -361,7 +361,7 @@ struct TrustPolicyRefusalTests {
 }
 
 /// The URLSession transport under the system's trust: a server it can't trust is the same typed error.
-@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard)
+@Suite(.enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"), hangGuard, admission)
 struct URLSessionTrustTests {
     @Test func aServerTheSystemDoesNotTrustIsServerTrustFailed() async throws {
         let lab = try await TLSLab.materials()
@@ -390,7 +390,7 @@ struct URLSessionTrustTests {
 /// bundle, another in the folder), seen by the probe alone in a mount namespace of its own.
 @Suite(
     TransportUnderTest.curlOnly, .enabled(if: TLSLab.unavailable == nil, "\(TLSLab.unavailable ?? "")"),
-    .enabled(if: TLSLab.systemStoreUnavailable == nil, "\(TLSLab.systemStoreUnavailable ?? "")"), hangGuard)
+    .enabled(if: TLSLab.systemStoreUnavailable == nil, "\(TLSLab.systemStoreUnavailable ?? "")"), hangGuard, admission)
 struct SystemStoreTrustTests {
     @Test func onlyTheseCAsLeaveOutTheSystemsBundleAndFolderAndExtraCAsKeepBoth() async throws {
         let lab = try await TLSLab.materials()

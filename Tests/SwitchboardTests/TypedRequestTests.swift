@@ -94,7 +94,7 @@ struct PostReading<Body: Encodable & Sendable>: Request {
     }
 }
 
-@Suite(hangGuard) struct TypedRequestTests {
+@Suite(hangGuard, admission) struct TypedRequestTests {
     @Test(arguments: TransportUnderTest.network) func aTypedRequestsValueIsDecodedOnce(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let response = try await makeClient(server, on: kind).response(for: GetTypedUser(id: 7))
@@ -355,7 +355,7 @@ struct GetWatched: Request {
 
 /// A typed request in every path a response takes: hooks and shapes first, the cache's tiers, the
 /// threads its decode runs on.
-@Suite(hangGuard, .serialized) struct TypedRequestPathTests {
+@Suite(hangGuard, admission, .serialized) struct TypedRequestPathTests {
     @Test(arguments: TransportUnderTest.network) func aHooksVerdictWinsOverTheDecode(_ kind: TransportUnderTest) async throws {
         try await withServer { server in
             let client = makeClient(server, on: kind) { $0.responseHooks = [APIErrorCodeHook()] }

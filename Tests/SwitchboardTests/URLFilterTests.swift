@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct URLFilterTests {
+@Suite(hangGuard, admission) struct URLFilterTests {
     @Test func argumentsFilterAppendsTheVersionToEveryRequest() async throws {
         try await withServer { server in
             let client = makeClient(server) { $0.urlFilters = [URLArgumentsFilter(["version": "2.1.0"])] }

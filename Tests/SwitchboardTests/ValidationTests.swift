@@ -6,7 +6,7 @@ import LoopbackServer
 import Testing
 @testable import Switchboard
 
-@Suite(hangGuard) struct ValidationTests {
+@Suite(hangGuard, admission) struct ValidationTests {
     static let user: JSON = ["user": ["id": "7", "level": 3, "score": 1.5, "tags": ["a", "b"], "nick": nil], "extra": true]
 
     @Test func matchingShapeWithExtraKeysPasses() {

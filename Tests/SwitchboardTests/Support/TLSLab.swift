@@ -192,6 +192,7 @@ final class TLSServers: Sendable {
 
     let ports: [Int]
     private let process: ChildProcess
+    private let stopped = Box(false)
 
     /// Starts the servers on a thread of its own (``offPool(_:)``): Python's start-up is seconds on a
     /// loaded machine, too long to hold one of the concurrency pool's threads.
@@ -224,9 +225,14 @@ final class TLSServers: Sendable {
         URL(string: "https://\(host):\(ports[index])\(path)")!
     }
 
-    /// Ends the servers; the process is reaped on a thread of its own, so a test's `defer` never blocks.
+    /// Ends the servers, once (`deinit` asks again while the child is still going down); the process is
+    /// reaped on a thread of its own, so a test's `defer` never blocks.
     func stop() {
-        process.stopInBackground()
+        let first = stopped.mutate { wasStopped -> Bool in
+            defer { wasStopped = true }
+            return !wasStopped
+        }
+        if first { process.stopInBackground() }
     }
 
     deinit {

@@ -13,6 +13,7 @@ final class TestProxy: Sendable {
 
     let port: Int
     private let process: ChildProcess
+    private let stopped = Box(false)
 
     /// A proxy, started on a thread of its own (``offPool(_:)``); with `credentials`, it answers 407 to
     /// requests without them.
@@ -49,9 +50,14 @@ final class TestProxy: Sendable {
         } ?? []
     }
 
-    /// Ends the proxy; the process is reaped on a thread of its own, so a test's `defer` never blocks.
+    /// Ends the proxy, once (`deinit` asks again while the child is still going down); the process is
+    /// reaped on a thread of its own, so a test's `defer` never blocks.
     func stop() {
-        process.stopInBackground()
+        let first = stopped.mutate { wasStopped -> Bool in
+            defer { wasStopped = true }
+            return !wasStopped
+        }
+        if first { process.stopInBackground() }
     }
 
     deinit {
