@@ -356,9 +356,10 @@ import Testing
             // first attempt's deadline has ended it and the retry is decided, so the first attempt always
             // takes the whole 30 s; the retry's read must fit in as much. It takes milliseconds, but its
             // answer resumes a task, and when the whole suite starts at once on two cores the
-            // concurrency pool's queue can hold a new task for 5–10 s (measured: a task queued every
-            // 200 ms waited up to 10 s in the first 20 s of the run). 15 s was too little in CI while
-            // the suite still blocked that pool's threads (child processes, waits); it no longer does.
+            // concurrency pool's queue can hold a new task for seconds (measured: a task queued every
+            // 200 ms waited up to 10 s in the first 20 s of the run, 7 s once polls backed off). 15 s
+            // was too little in CI while the suite still blocked that pool's threads (child processes,
+            // waits); it no longer does.
             let client = Self.client(server, kind, cache) {
                 $0.timeout = 30
                 $0.retryPolicy = RetryPolicy(maximumAttempts: 2, initialDelay: 0, jitter: 0)

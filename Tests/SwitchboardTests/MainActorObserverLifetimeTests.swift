@@ -26,16 +26,16 @@ let onMainQueue: DispatchSpecificKey<Bool> = {
         let dispatcher = Dispatcher()
         let stop = Box(false)
         // A thread asks the registry for the type's observers again and again (counting asks every
-        // entry's liveness), pausing 0.1 ms after every 100 asks: still many asks per round, without
-        // taking a whole core from the rest of the suite (a loop without a pause held one for 20 s on
-        // a loaded two-core machine). A race: this catches a load off the main queue only now and
+        // entry's liveness), pausing 0.1 ms after every 10 asks: asks in most rounds, on a fraction of
+        // a core (a loop without a pause held a whole core for 20 s on a loaded two-core machine, while
+        // the rest of the suite waited). A race: this catches a load off the main queue only now and
         // then; the test below catches it every time.
         let counting = Thread {
             var asked = 0
             while !stop.value {
                 _ = dispatcher.observerCount(for: Get.self)
                 asked += 1
-                if asked % 100 == 0 { usleep(100) }
+                if asked % 10 == 0 { usleep(100) }
             }
         }
         counting.start()
