@@ -35,9 +35,9 @@ import Testing
         entering(gate, 5, order)
         #expect(await eventually(timeout: 20) { gate.waiting == 1 })
         #expect(order.value == [3, 4], "a handed-over place was counted as free too")
-        // A place freed with nobody waiting is taken by the next to come.
         gate.leave()
         #expect(await eventually(timeout: 20) { order.value == [3, 4, 5] })
+        // A place freed with nobody waiting is taken by the next to come.
         gate.leave()
         entering(gate, 6, order)
         #expect(await eventually(timeout: 20) { order.value == [3, 4, 5, 6] }, "a freed place was not kept")
@@ -69,6 +69,8 @@ import Testing
         #expect(gate.waiting == 0)
     }
 
+    /// Run under a sanitizer, this case itself holds a place of the suite's `admission`: the gate here
+    /// is another one, which that place must not open.
     @Test func theTraitRunsACaseOnlyInsideAPlaceAndNeverAsksTwice() async throws {
         let limited = Admission(places: 1)
         let test = try #require(Test.current)
@@ -98,5 +100,15 @@ import Testing
             }
         }
         #expect(await eventually(timeout: 20) { nested.value }, "a case holding a place waited for a second")
+    }
+
+    @Test func theSuitesLimitIsSixteenUnderASanitizerAndNoneWithout() async throws {
+        let test = try #require(Test.current)
+        let scope = admission.scopeProvider(for: test, testCase: Test.Case.current)
+        #expect((scope != nil) == (runsUnderThreadSanitizer || runsUnderAddressSanitizer))
+        if runsUnderThreadSanitizer || runsUnderAddressSanitizer {
+            // This case holds one of the 16 places.
+            #expect(Admission.heldGates.contains(ObjectIdentifier(try #require(admission.gate))))
+        }
     }
 }

@@ -16,8 +16,8 @@ import Testing
 let admission = Admission(places: runsUnderThreadSanitizer || runsUnderAddressSanitizer ? 16 : nil)
 
 /// A trait that admits at most `places` test cases at once (every test case of the suites it is on,
-/// recursively), `nil` for no limit. A case already holding a place (the trait applied twice, as a
-/// nested suite would) doesn't ask for a second.
+/// recursively), `nil` for no limit. A case already holding a place in the same gate (the trait applied
+/// twice, as a nested suite would) doesn't ask for a second.
 struct Admission: SuiteTrait, TestTrait, TestScoping {
     let gate: AdmissionGate?
 
@@ -27,8 +27,8 @@ struct Admission: SuiteTrait, TestTrait, TestScoping {
 
     var isRecursive: Bool { true }
 
-    /// Whether the current task runs a case that holds a place.
-    @TaskLocal static var holdsPlace = false
+    /// The gates whose place the current task's case holds (a task the case makes inherits them).
+    @TaskLocal static var heldGates: Set<ObjectIdentifier> = []
 
     /// A place for each test case, not for the suite or the test function around them.
     func scopeProvider(for test: Test, testCase: Test.Case?) -> Admission? {
@@ -36,10 +36,10 @@ struct Admission: SuiteTrait, TestTrait, TestScoping {
     }
 
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        guard let gate, !Self.holdsPlace else { return try await function() }
+        guard let gate, !Self.heldGates.contains(ObjectIdentifier(gate)) else { return try await function() }
         guard await gate.enter() else { throw CancellationError() }
         defer { gate.leave() }
-        try await Self.$holdsPlace.withValue(true) { try await function() }
+        try await Self.$heldGates.withValue(Self.heldGates.union([ObjectIdentifier(gate)])) { try await function() }
     }
 }
 
@@ -92,8 +92,8 @@ final class AdmissionGate: Sendable {
         } onCancel: {
             let waiter = state.mutate { state -> Waiter? in
                 if let index = state.waiting.firstIndex(where: { $0.ticket == ticket }) { return state.waiting.remove(at: index) }
-                // Not queued yet (it will see this and leave), or already admitted (the ticket is never
-                // looked at again).
+                // Not queued yet (it will see this and leave), or already admitted: then the ticket stays
+                // in the set, unused, for the run (a few bytes per case cancelled by its time limit).
                 state.cancelledEarly.insert(ticket)
                 return nil
             }
