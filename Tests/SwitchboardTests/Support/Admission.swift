@@ -61,8 +61,11 @@ final class AdmissionGate: Sendable {
     }
 
     private let state: Box<State>
+    /// How many tasks the gate admits at once.
+    let places: Int
 
     init(places: Int) {
+        self.places = places
         state = Box(State(free: places))
     }
 
